@@ -1,0 +1,120 @@
+// paraxis clusters            list the machine presets
+// paraxis clusters show X     one preset or cluster .yaml file in detail
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/context.hpp"
+#include "cli/json_output.hpp"
+#include "core/table.hpp"
+#include "core/units.hpp"
+#include "hw/presets.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+nlohmann::json clusterJson(const hw::Cluster& c) {
+  using nlohmann::json;
+  json curve = json::array();
+  for (const auto& p : c.device.efficiency) curve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  json levels = json::array();
+  for (const auto& l : c.levels) {
+    levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
+                      {"bandwidth_bytes_per_s", l.bandwidth()}, {"ranks", l.ranks},
+                      {"oversubscription", l.oversubscription}});
+  }
+  return {{"name", c.name},
+          {"description", c.description},
+          {"device",
+           {{"name", c.device.name},
+            {"peak_flops", c.device.peakFlops},
+            {"memory_bytes", c.device.memoryBytes},
+            {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
+            {"efficiency", curve}}},
+          {"devices_per_node", c.devicesPerNode},
+          {"nodes", c.nodes},
+          {"total_devices", c.totalDevices()},
+          {"network", levels}};
+}
+
+void printCluster(const hw::Cluster& c, std::ostream& out) {
+  out << fmt::format("{}: {}\n", c.name, c.description);
+  out << fmt::format("{} nodes x {} devices = {} devices\n\n", units::formatCount(static_cast<double>(c.nodes)),
+                     c.devicesPerNode, units::formatCount(static_cast<double>(c.totalDevices())));
+  out << fmt::format("device {}: memory {}, memory bandwidth {}\n", c.device.name,
+                     units::formatBytes(c.device.memoryBytes), units::formatRate(c.device.memoryBandwidth));
+  for (const auto& [dtype, peak] : c.device.peakFlops) {
+    out << fmt::format("  peak {:<5} {}\n", dtype, units::formatFlopRate(peak));
+  }
+  if (!c.device.efficiency.empty()) {
+    out << "  achieved fraction of peak by work per layer call:";
+    for (const auto& p : c.device.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+    out << "\n";
+  }
+  out << "\nnetwork levels, innermost first:\n";
+  Table table;
+  table.addColumn("level");
+  table.addColumn("ranks spanned", Table::Align::kRight);
+  table.addColumn("alpha", Table::Align::kRight);
+  table.addColumn("bandwidth", Table::Align::kRight);
+  table.addColumn("beta (s/B)", Table::Align::kRight);
+  table.addColumn("oversubscription", Table::Align::kRight);
+  for (const auto& l : c.levels) {
+    table.addRow({l.name, units::formatCount(static_cast<double>(l.ranks)), units::formatSeconds(l.alpha),
+                  units::formatRate(l.bandwidth()), fmt::format("{:.3g}", l.beta),
+                  fmt::format("{:g}:1", l.oversubscription)});
+  }
+  table.print(out);
+}
+
+void listClusters(Context& context) {
+  Table table;
+  table.addColumn("cluster");
+  table.addColumn("devices", Table::Align::kRight);
+  table.addColumn("per node", Table::Align::kRight);
+  table.addColumn("device");
+  table.addColumn("fp32 peak", Table::Align::kRight);
+  table.addColumn("memory", Table::Align::kRight);
+  table.addColumn("levels");
+  for (const hw::Preset& preset : hw::presets()) {
+    const hw::Cluster c = hw::loadCluster(preset.name);
+    std::vector<std::string> levels;
+    for (const auto& l : c.levels) levels.push_back(l.name);
+    table.addRow({c.name, units::formatCount(static_cast<double>(c.totalDevices())),
+                  std::to_string(c.devicesPerNode), c.device.name,
+                  units::formatFlopRate(c.device.peak("fp32")), units::formatBytes(c.device.memoryBytes),
+                  fmt::format("{}", fmt::join(levels, " > "))});
+  }
+  table.print(context.out);
+  context.out << "\nShow one with 'paraxis clusters show NAME' (or a cluster .yaml file; see docs/cluster-format.md).\n";
+}
+
+}  // namespace
+
+void addClustersCommand(CLI::App& app, Context& context) {
+  CLI::App* clusters = app.add_subcommand("clusters", "List the machine presets, or show one in detail");
+  clusters->callback([clusters, &context] {
+    if (clusters->get_subcommands().empty()) listClusters(context);
+  });
+  struct Options {
+    std::string cluster;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* show = clusters->add_subcommand("show", "Device, network levels and their alpha/beta");
+  show->add_option("cluster", options->cluster, "preset name (see 'paraxis clusters') or a cluster .yaml file")
+      ->required();
+  show->add_flag("--json", options->json, "print JSON (keys in docs/json-output.md)");
+  show->callback([options, &context] {
+    const hw::Cluster cluster = hw::loadCluster(options->cluster);
+    if (options->json) {
+      printJson(clusterJson(cluster), context);
+    } else {
+      printCluster(cluster, context.out);
+    }
+  });
+}
+
+}  // namespace paraxis::cli

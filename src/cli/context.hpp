@@ -1,0 +1,27 @@
+#pragma once
+// What every subcommand receives: the validated knobs and the output stream.
+// Subcommands register themselves on the CLI11 app and run from its callbacks; a
+// paraxis::Error thrown there becomes one line on stderr and exit code 2 (main.cpp).
+#include <iosfwd>
+
+#include "core/knobs.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace paraxis::cli {
+
+struct Context {
+  Knobs knobs;
+  std::ostream& out;
+};
+
+// Every knob paraxis reads, in one table (STYLE.md practice 11).
+const std::vector<KnobSpec>& knobTable();
+
+void addModelsCommand(CLI::App& app, Context& context);
+void addClustersCommand(CLI::App& app, Context& context);
+void addConfigCommand(CLI::App& app, Context& context);
+
+}  // namespace paraxis::cli

@@ -1,0 +1,17 @@
+#include "cli/context.hpp"
+
+namespace paraxis::cli {
+
+const std::vector<KnobSpec>& knobTable() {
+  static const std::vector<KnobSpec> table{
+      {"keep_freed_memory", KnobType::kBool, "true",
+       "keep freed memory in the process instead of returning it to the OS (first-touch "
+       "memory is slow on VMs)"},
+      {"threads", KnobType::kInt, "0",
+       "torch intra-op threads per rank; 0 = hardware threads / ranks on the host"},
+      {"json_indent", KnobType::kInt, "2", "indentation of --json output; -1 for one line"},
+  };
+  return table;
+}
+
+}  // namespace paraxis::cli

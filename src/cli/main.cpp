@@ -1,0 +1,51 @@
+// The paraxis command. Exit codes: 0 success, 2 a user or environment error (one line on
+// stderr naming the file, key or rank at fault), 3 an internal error (a bug).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/context.hpp"
+#include "core/error.hpp"
+#include "core/memory.hpp"
+
+namespace {
+
+constexpr int kUserError = 2;
+constexpr int kInternalError = 3;
+
+int run(int argc, char** argv) {
+  using namespace paraxis;
+  cli::Context context{Knobs::load(cli::knobTable(), processEnvironment()), std::cout};
+  if (context.knobs.getBool("keep_freed_memory")) keepFreedMemory();
+
+  CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};
+  app.set_version_flag("--version", "paraxis 0.1.0");
+  app.require_subcommand(1);
+  cli::addModelsCommand(app, context);
+  cli::addClustersCommand(app, context);
+  cli::addConfigCommand(app, context);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << fmt::format("paraxis: {} (see 'paraxis --help')\n", e.what());
+    return kUserError;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const paraxis::Error& e) {
+    std::cerr << "paraxis: " << e.what() << '\n';
+    return kUserError;
+  } catch (const std::exception& e) {
+    std::cerr << "paraxis: internal error: " << e.what() << '\n';
+    return kInternalError;
+  }
+}

@@ -1,0 +1,114 @@
+// paraxis models            list the zoo
+// paraxis models show X     per-layer table of a zoo model or a YAML model file
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/context.hpp"
+#include "cli/json_output.hpp"
+#include "cli/model_report.hpp"
+#include "core/error.hpp"
+#include "core/table.hpp"
+#include "core/units.hpp"
+#include "graph/yaml_loader.hpp"
+#include "graph/zoo/zoo.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+struct ShowOptions {
+  std::string model;
+  std::string input;
+  std::int64_t channels = 0;
+  std::int64_t classes = 0;
+  std::int64_t batch = 1;
+  bool json = false;
+};
+
+std::vector<std::int64_t> parseExtents(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('x', start), text.size());
+    std::int64_t value = 0;
+    const auto [ptr, error] = std::from_chars(text.data() + start, text.data() + end, value);
+    if (error != std::errc{} || ptr != text.data() + end || value < 1) {
+      throw ConfigError(fmt::format(
+          "--input: expected spatial extents such as 224, 224x224 or 128x128x128, found '{}'", text));
+    }
+    out.push_back(value);
+    start = end + 1;
+  }
+  return out;
+}
+
+bool isModelFile(const std::string& name) {
+  return name.ends_with(".yaml") || name.ends_with(".yml") || name.find('/') != std::string::npos ||
+         std::filesystem::is_regular_file(name);
+}
+
+graph::Model loadModel(const ShowOptions& o) {
+  if (isModelFile(o.model)) {
+    if (!o.input.empty() || o.channels > 0 || o.classes > 0) {
+      throw ConfigError(fmt::format("{}: --input, --channels and --classes apply to zoo models; "
+                                    "a model file sets its own input and outputs", o.model));
+    }
+    return graph::loadModelFile(o.model);
+  }
+  graph::ZooOptions zoo;
+  if (!o.input.empty()) zoo.spatial = parseExtents(o.input);
+  zoo.channels = o.channels;
+  zoo.classes = o.classes;
+  return graph::buildZooModel(o.model, zoo);
+}
+
+void listModels(Context& context) {
+  Table table;
+  table.addColumn("model");
+  table.addColumn("input", Table::Align::kRight);
+  table.addColumn("params", Table::Align::kRight);
+  table.addColumn("fwd FLOPs/sample", Table::Align::kRight);
+  table.addColumn("description");
+  for (const graph::ZooEntry& entry : graph::zooEntries()) {
+    const graph::Model model = entry.build(entry.defaultInput, entry.defaultClasses);
+    const graph::ModelTotals t = model.totals();
+    table.addRow({entry.name, entry.defaultInput.str(), units::formatCount(static_cast<double>(t.params)),
+                  units::formatFlops(t.forwardFlops), entry.description});
+  }
+  table.print(context.out);
+  context.out << "\nShow one with 'paraxis models show NAME' (or a model .yaml file; see docs/model-format.md).\n";
+}
+
+}  // namespace
+
+void addModelsCommand(CLI::App& app, Context& context) {
+  CLI::App* models = app.add_subcommand("models", "List the model zoo, or show one model layer by layer");
+  models->callback([models, &context] {
+    if (models->get_subcommands().empty()) listModels(context);
+  });
+  auto options = std::make_shared<ShowOptions>();
+  CLI::App* show = models->add_subcommand("show", "Per-layer shapes, parameters, FLOPs and activation bytes");
+  show->add_option("model", options->model, "zoo name (see 'paraxis models') or a model .yaml file")
+      ->required();
+  show->add_option("--input", options->input, "spatial input extents: 224, 224x224 or 128x128x128");
+  show->add_option("--channels", options->channels, "input channels (default: the model's)")
+      ->check(CLI::PositiveNumber);
+  show->add_option("--classes", options->classes, "output classes or targets (default: the model's)")
+      ->check(CLI::PositiveNumber);
+  show->add_option("--batch", options->batch, "samples per step for the batch totals")
+      ->check(CLI::PositiveNumber);
+  show->add_flag("--json", options->json, "print JSON (keys in docs/json-output.md)");
+  show->callback([options, &context] {
+    const graph::Model model = loadModel(*options);
+    if (options->json) {
+      printJson(modelJson(model, options->batch), context);
+    } else {
+      printModelTable(model, options->batch, context.out);
+    }
+  });
+}
+
+}  // namespace paraxis::cli

@@ -1,0 +1,17 @@
+#include "graph/tensor_shape.hpp"
+
+namespace paraxis::graph {
+
+std::int64_t TensorShape::spatialElements() const {
+  std::int64_t n = 1;
+  for (std::int64_t extent : spatial) n *= extent;
+  return n;
+}
+
+std::string TensorShape::str() const {
+  std::string out = std::to_string(channels);
+  for (std::int64_t extent : spatial) out += "x" + std::to_string(extent);
+  return out;
+}
+
+}  // namespace paraxis::graph

@@ -1,0 +1,80 @@
+#include "hw/cluster.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/check.hpp"
+#include "core/error.hpp"
+
+namespace paraxis::hw {
+
+double Device::peak(const std::string& dtype) const {
+  if (const auto it = peakFlops.find(dtype); it != peakFlops.end()) return it->second;
+  std::vector<std::string> known;
+  for (const auto& [name, value] : peakFlops) known.push_back(name);
+  throw NotFoundError(fmt::format("device '{}' has no peak for data type '{}' (known: {})", name,
+                                  dtype, fmt::join(known, ", ")));
+}
+
+double Device::efficiencyAt(double flops) const {
+  if (efficiency.empty()) return 1.0;
+  if (flops <= efficiency.front().flops) return efficiency.front().efficiency;
+  if (flops >= efficiency.back().flops) return efficiency.back().efficiency;
+  for (std::size_t i = 1; i < efficiency.size(); ++i) {
+    const EfficiencyPoint& hi = efficiency[i];
+    if (flops > hi.flops) continue;
+    const EfficiencyPoint& lo = efficiency[i - 1];
+    const double t = std::log(flops / lo.flops) / std::log(hi.flops / lo.flops);
+    return lo.efficiency + t * (hi.efficiency - lo.efficiency);
+  }
+  return efficiency.back().efficiency;
+}
+
+int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
+  check(!levels.empty(), "cluster has network levels");
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    if (a / levels[i].ranks == b / levels[i].ranks) return static_cast<int>(i);
+  }
+  return static_cast<int>(levels.size()) - 1;
+}
+
+void Cluster::validate(const std::string& source) const {
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw ConfigError(fmt::format("{}: {}: {}", source, key, what));
+  };
+  if (device.peakFlops.empty()) fail("device.peak_flops", "expected at least one data type");
+  for (const auto& [dtype, value] : device.peakFlops) {
+    if (!(value > 0)) fail("device.peak_flops." + dtype, fmt::format("expected > 0, found {}", value));
+  }
+  if (!(device.memoryBytes > 0)) fail("device.memory", "expected > 0");
+  if (!(device.memoryBandwidth > 0)) fail("device.memory_bandwidth", "expected > 0");
+  for (std::size_t i = 0; i < device.efficiency.size(); ++i) {
+    const EfficiencyPoint& p = device.efficiency[i];
+    if (!(p.flops > 0) || !(p.efficiency > 0) || p.efficiency > 1) {
+      fail(fmt::format("device.efficiency[{}]", i), "expected flops > 0 and 0 < efficiency <= 1");
+    }
+    if (i > 0 && !(p.flops > device.efficiency[i - 1].flops)) {
+      fail(fmt::format("device.efficiency[{}]", i), "expected flops to increase along the curve");
+    }
+  }
+  if (levels.empty()) fail("network", "expected at least one level");
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const NetworkLevel& level = levels[i];
+    const std::string key = fmt::format("network[{}] ({})", i, level.name);
+    if (level.alpha < 0) fail(key, "alpha must be >= 0");
+    if (!(level.beta > 0)) fail(key, "bandwidth must be > 0");
+    if (level.oversubscription < 1) fail(key, "oversubscription must be >= 1");
+    if (i > 0 && (level.ranks <= levels[i - 1].ranks || level.ranks % levels[i - 1].ranks != 0)) {
+      fail(key, fmt::format("spans {} ranks; expected a multiple of the previous level's {}",
+                            level.ranks, levels[i - 1].ranks));
+    }
+  }
+  if (levels.back().ranks < totalDevices()) {
+    fail(fmt::format("network[{}] ({})", levels.size() - 1, levels.back().name),
+         fmt::format("the outermost level spans {} ranks but the cluster has {} devices",
+                     levels.back().ranks, totalDevices()));
+  }
+}
+
+}  // namespace paraxis::hw

@@ -1,0 +1,56 @@
+#pragma once
+// The machine description: one kind of device, devices per node, nodes, and an ordered list
+// of network levels from the innermost (e.g. NVLink inside a node) to the outermost (spine).
+// Rank r sits on node r / devicesPerNode; a level spans `ranks` consecutive ranks, so two
+// ranks talk over the first level whose span contains both.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace paraxis::hw {
+
+struct EfficiencyPoint {
+  double flops;       // work of one layer call on one device
+  double efficiency;  // achieved fraction of peak at that size
+};
+
+struct Device {
+  std::string name;
+  std::map<std::string, double> peakFlops;  // FLOP/s per data type: fp32, tf32, fp16, bf16, ...
+  double memoryBytes = 0;
+  double memoryBandwidth = 0;  // bytes/s
+  // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
+  std::vector<EfficiencyPoint> efficiency;
+
+  double peak(const std::string& dtype) const;  // throws NotFoundError naming the dtypes known
+  double efficiencyAt(double flops) const;
+};
+
+struct NetworkLevel {
+  std::string name;
+  double alpha = 0;             // seconds per message
+  double beta = 0;              // seconds per byte (1 / bandwidth)
+  std::int64_t ranks = 1;       // consecutive ranks inside one unit of this level
+  double oversubscription = 1;  // >1: traffic leaving a unit shares fewer links (ABCI 3:1)
+
+  double bandwidth() const { return 1.0 / beta; }
+};
+
+struct Cluster {
+  std::string name;
+  std::string description;
+  Device device;
+  std::int64_t devicesPerNode = 1;
+  std::int64_t nodes = 1;
+  std::vector<NetworkLevel> levels;
+
+  std::int64_t totalDevices() const { return devicesPerNode * nodes; }
+  // Index into `levels` of the innermost level that holds both ranks (a != b).
+  int levelBetween(std::int64_t a, std::int64_t b) const;
+
+  // Throws ConfigError when the description is inconsistent (naming `source` and the key).
+  void validate(const std::string& source) const;
+};
+
+}  // namespace paraxis::hw

@@ -1,0 +1,94 @@
+#include "hw/cluster_yaml.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "core/yaml_value.hpp"
+
+namespace paraxis::hw {
+namespace {
+
+using units::Quantity;
+
+std::int64_t hostCores() { return std::max(1U, std::thread::hardware_concurrency()); }
+
+double hostMemory() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+bool isAuto(const YamlValue& v) { return v.isScalar() && v.text() == "auto"; }
+
+Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
+  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "efficiency"});
+  Device d;
+  d.name = v.at("name").text();
+  const YamlValue peaks = v.at("peak_flops");
+  if (!peaks.isMap()) peaks.fail("expected a mapping of data type to FLOP/s, e.g. {fp32: 15.7 TFLOP/s}");
+  for (const char* dtype : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"}) {
+    if (auto p = peaks.find(dtype)) d.peakFlops[dtype] = p->quantity(Quantity::kFlopsPerSecond);
+  }
+  peaks.requireKeys({"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"});
+  const YamlValue memory = v.at("memory");
+  // "auto": this host's memory shared by its devices (the `local` preset).
+  d.memoryBytes = isAuto(memory) ? hostMemory() / static_cast<double>(devicesPerNode)
+                                 : memory.quantity(Quantity::kBytes);
+  d.memoryBandwidth = v.at("memory_bandwidth").quantity(Quantity::kBytesPerSecond);
+  if (auto curve = v.find("efficiency")) {
+    for (const YamlValue& point : curve->items()) {
+      if (point.isSequence()) {
+        const auto pair = point.items();
+        if (pair.size() != 2) point.fail("expected [flops, efficiency]");
+        d.efficiency.push_back({pair[0].number(), pair[1].number()});
+      } else {
+        point.requireKeys({"flops", "efficiency"});
+        d.efficiency.push_back({point.at("flops").number(), point.at("efficiency").number()});
+      }
+    }
+  }
+  return d;
+}
+
+NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int64_t total) {
+  v.requireKeys({"name", "alpha", "bandwidth", "beta", "ranks", "oversubscription"});
+  NetworkLevel level;
+  level.name = v.at("name").text();
+  level.alpha = v.at("alpha").quantity(Quantity::kSeconds);
+  const auto bandwidth = v.find("bandwidth");
+  const auto beta = v.find("beta");
+  if (bandwidth.has_value() == beta.has_value()) v.fail("give exactly one of 'bandwidth' or 'beta'");
+  level.beta = bandwidth ? 1.0 / bandwidth->quantity(Quantity::kBytesPerSecond) : beta->number();
+  const YamlValue ranks = v.at("ranks");
+  const std::string spec = ranks.isScalar() ? ranks.text() : "";
+  // "node" and "all" keep presets valid when devices_per_node or nodes change.
+  level.ranks = spec == "node" ? devicesPerNode : spec == "all" ? total : ranks.integer(1);
+  level.oversubscription = v.number("oversubscription", 1.0);
+  return level;
+}
+
+Cluster buildFrom(const YamlValue& root, const std::string& source) {
+  root.requireKeys({"name", "description", "device", "devices_per_node", "nodes", "network"});
+  Cluster c;
+  c.name = root.at("name").text();
+  c.description = root.text("description", "");
+  const YamlValue perNode = root.at("devices_per_node");
+  c.devicesPerNode = isAuto(perNode) ? hostCores() : perNode.integer(1);
+  c.nodes = root.at("nodes").integer(1);
+  c.device = readDevice(root.at("device"), c.devicesPerNode);
+  for (const YamlValue& level : root.at("network").items()) {
+    c.levels.push_back(readLevel(level, c.devicesPerNode, c.totalDevices()));
+  }
+  c.validate(source);
+  return c;
+}
+
+}  // namespace
+
+Cluster loadClusterFile(const std::string& path) { return buildFrom(loadYamlFile(path), path); }
+
+Cluster loadClusterText(const std::string& text, const std::string& name) {
+  return buildFrom(loadYamlText(text, name), name);
+}
+
+}  // namespace paraxis::hw
