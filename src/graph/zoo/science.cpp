@@ -32,12 +32,19 @@ int halvingsTo4(std::int64_t extent) {
 }
 
 struct DenseBlock {
-  int full;      // the block's input concatenated with every new feature map
-  int newMaps;   // the new feature maps only
+  int full;     // the block's input concatenated with every new feature map
+  int newMaps;  // the new feature maps only
 };
 
-DenseBlock denseBlock(ModelBuilder& b, const std::string& p, int x, int layers,
-                      std::int64_t growth) {
+// What the caller consumes: the down path needs `full`, the upsampling path `newMaps`
+// (Jegou et al.); building only those keeps the graph free of dangling layers.
+struct DenseOutputs {
+  bool full;
+  bool newMaps;
+};
+
+DenseBlock denseBlock(ModelBuilder& b, const std::string& p, int x, int layers, std::int64_t growth,
+                      DenseOutputs wanted) {
   std::vector<int> fresh;
   int stack = x;
   for (int i = 0; i < layers; ++i) {
@@ -47,10 +54,10 @@ DenseBlock denseBlock(ModelBuilder& b, const std::string& p, int x, int layers,
     y = b.conv(q + ".conv", y, {.filters = growth, .kernel = {3}, .padding = {1}});
     y = b.dropout(q + ".dropout", y, 0.2);
     fresh.push_back(y);
-    stack = b.concat(q + ".concat", {stack, y});
+    if (i + 1 < layers || wanted.full) stack = b.concat(q + ".concat", {stack, y});
   }
-  const int newMaps = fresh.size() == 1 ? fresh.front() : b.concat(p + ".new", fresh);
-  return {stack, newMaps};
+  const bool gather = wanted.newMaps && fresh.size() > 1;
+  return {stack, gather ? b.concat(p + ".new", fresh) : fresh.back()};
 }
 
 }  // namespace
@@ -119,7 +126,7 @@ Model tiramisu(const TensorShape& input, std::int64_t targets) {
   std::vector<int> skips;
   for (int i = 0; i < 5; ++i) {
     const std::string p = fmt::format("down{}", i);
-    x = denseBlock(b, p + ".block", x, kDown[i], kGrowth).full;
+    x = denseBlock(b, p + ".block", x, kDown[i], kGrowth, {.full = true, .newMaps = false}).full;
     skips.push_back(x);
     const std::int64_t channels = b.shapeOf(x).channels;
     x = b.batchNorm(p + ".td.bn", x);
@@ -128,14 +135,14 @@ Model tiramisu(const TensorShape& input, std::int64_t targets) {
     x = b.dropout(p + ".td.dropout", x, 0.2);
     x = b.maxPool(p + ".td.pool", x, {.kernel = {2}});
   }
-  DenseBlock block = denseBlock(b, "bottleneck", x, kBottleneck, kGrowth);
+  DenseBlock block = denseBlock(b, "bottleneck", x, kBottleneck, kGrowth, {.full = false, .newMaps = true});
   for (int i = 0; i < 5; ++i) {
     const std::string p = fmt::format("up{}", i);
     const int up = b.deconv(p + ".tu", block.newMaps,
                             {.filters = b.shapeOf(block.newMaps).channels, .kernel = {3},
                              .stride = {2}, .padding = {1}, .outputPadding = {1}});
     x = b.concat(p + ".skip", {up, skips[4 - i]});
-    block = denseBlock(b, p + ".block", x, kDown[4 - i], kGrowth);
+    block = denseBlock(b, p + ".block", x, kDown[4 - i], kGrowth, {.full = i == 4, .newMaps = i < 4});
   }
   x = b.conv("head", block.full, {.filters = targets, .kernel = {1}});
   b.mseLoss("loss", x);

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The paraxis command as a user meets it: user errors print exactly one line on stderr and
+# exit with 2; successful commands exit 0; --json output parses as JSON.
+set -u
+paraxis=${1:?usage: cli_test.sh PARAXIS DATA_DIR}
+data=${2:?usage: cli_test.sh PARAXIS DATA_DIR}
+failures=0
+passed=0
+
+# expect_error PATTERN ARGS...: exit code 2, one stderr line matching PATTERN, nothing on stdout.
+expect_error() {
+  local pattern=$1; shift
+  local out err code
+  out=$("$paraxis" "$@" 2>/tmp/paraxis_cli_err.$$); code=$?
+  err=$(cat /tmp/paraxis_cli_err.$$)
+  local lines; lines=$(printf '%s' "$err" | grep -c '')
+  if [ "$code" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -qE -- "$pattern" <<<"$err" || [ -n "$out" ]; then
+    echo "FAIL: paraxis $*"; echo "  exit $code, $lines stderr lines: $err"; [ -n "$out" ] && echo "  stdout: ${out:0:200}"
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+# expect_ok PATTERN ARGS...: exit code 0 and stdout matching PATTERN.
+expect_ok() {
+  local pattern=$1; shift
+  local out code
+  out=$("$paraxis" "$@" 2>&1); code=$?
+  if [ "$code" -ne 0 ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: paraxis $* (exit $code)"; echo "${out:0:400}"; failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+# expect_json ARGS...: exit 0 and stdout is one JSON document.
+expect_json() {
+  if "$paraxis" "$@" | /usr/bin/python3 -c 'import json,sys; json.load(sys.stdin)'; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: paraxis $* does not print valid JSON"; failures=$((failures + 1))
+  fi
+}
+
+expect_error "bad_syntax.yaml:3:1: malformed YAML" models show "$data/bad_syntax.yaml"
+expect_error "unknown_kind.yaml:5:.*unknown layer kind 'rectifier'" models show "$data/unknown_kind.yaml"
+expect_error "shape_mismatch.yaml:6:.*layer 'join' \(add\): input shapes do not fit: 'a' gives 16x32x32, 'b' gives 16x16x16" \
+  models show "$data/shape_mismatch.yaml"
+expect_error "unknown key 'strides'" models show "$data/unknown_key.yaml"
+expect_error "unknown cluster 'frontier': the presets are abci" clusters show frontier
+expect_error "bad_cluster.yaml:6:21: device.memory_bandwidth" clusters show "$data/bad_cluster.yaml"
+expect_error "unknown model 'resnet51': the zoo has" models show resnet51
+expect_error "nope.yaml: cannot open the file" models show nope.yaml
+expect_error "--input: expected spatial extents" models show resnet50 --input 22a
+expect_error "takes 3 spatial dimensions, 2 were given" models show cosmoflow --input 64x64
+expect_error "input 3x16x16 is too small|too small" models show alexnet --input 16
+expect_error "apply to zoo models" models show "$data/lenet.yaml" --input 32
+expect_error "batch" models show resnet50 --batch 0
+expect_error "--frobnicate" models show resnet50 --frobnicate
+expect_error "subcommand" 
+PARAXIS_THREADS=many expect_error "environment variable PARAXIS_THREADS: expected an integer" config
+expect_ok "25,557,032" models show resnet50
+expect_ok "total" models show "$data/residual.yaml"
+expect_ok "inception-v3 .* 27,161,264" models
+expect_ok "abci .* 4,352" clusters
+expect_ok "spine .* 3:1" clusters show abci
+expect_ok "json_indent" config
+expect_ok "Usage" models show --help
+expect_json models show resnet50 --json
+expect_json models show "$data/residual.yaml" --json --batch 8
+expect_json clusters show summit --json
+expect_json config --json
+
+echo "$passed passed, $failures failed"
+[ "$failures" -eq 0 ]

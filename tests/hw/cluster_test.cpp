@@ -1,0 +1,94 @@
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "hw/cluster_yaml.hpp"
+#include "hw/presets.hpp"
+
+namespace paraxis::hw {
+namespace {
+
+const std::string kData = PARAXIS_TEST_DATA;
+
+TEST(Presets, AllLoadAndValidate) {
+  for (const Preset& preset : presets()) {
+    const Cluster c = loadCluster(preset.name);
+    EXPECT_EQ(c.name, preset.name);
+    EXPECT_GE(c.levels.back().ranks, c.totalDevices()) << preset.name;
+    EXPECT_GT(c.device.peak("fp32"), 0) << preset.name;
+  }
+}
+
+TEST(Presets, AbciMatchesParadlFigures) {
+  const Cluster abci = loadCluster("abci");
+  EXPECT_EQ(abci.devicesPerNode, 4);
+  EXPECT_EQ(abci.totalDevices(), 4352);
+  ASSERT_EQ(abci.levels.size(), 3U);
+  EXPECT_DOUBLE_EQ(abci.levels[0].bandwidth(), 50e9);
+  EXPECT_DOUBLE_EQ(abci.levels[1].alpha, 500e-9);
+  EXPECT_DOUBLE_EQ(abci.levels[1].beta, 1.0 / 12.5e9);
+  EXPECT_EQ(abci.levels[1].ranks, 68);  // 17 nodes per rack
+  EXPECT_DOUBLE_EQ(abci.levels[2].oversubscription, 3.0);
+  EXPECT_DOUBLE_EQ(abci.device.memoryBytes, 16.0 * (1ULL << 30));
+}
+
+TEST(Cluster, LevelBetweenRanks) {
+  const Cluster abci = loadCluster("abci");
+  EXPECT_EQ(abci.levelBetween(0, 3), 0);    // same node
+  EXPECT_EQ(abci.levelBetween(3, 4), 1);    // next node, same rack
+  EXPECT_EQ(abci.levelBetween(67, 68), 2);  // next rack
+}
+
+TEST(Cluster, EfficiencyInterpolatesInLogFlopsAndClamps) {
+  Device d{.efficiency = {{1e6, 0.1}, {1e8, 0.5}}};
+  EXPECT_DOUBLE_EQ(d.efficiencyAt(1e3), 0.1);
+  EXPECT_DOUBLE_EQ(d.efficiencyAt(1e7), 0.3);
+  EXPECT_DOUBLE_EQ(d.efficiencyAt(1e9), 0.5);
+}
+
+TEST(Cluster, LocalPresetReadsTheHost) {
+  const Cluster local = loadCluster("local");
+  EXPECT_GE(local.devicesPerNode, 1);
+  EXPECT_GT(local.device.memoryBytes, 0);
+}
+
+TEST(ClusterYaml, UserFileLoads) {
+  const Cluster c = loadCluster(kData + "/two_hosts.yaml");
+  EXPECT_EQ(c.totalDevices(), 2);
+  EXPECT_DOUBLE_EQ(c.levels[1].bandwidth(), 1.25e8);
+  EXPECT_EQ(c.levelBetween(0, 1), 1);
+}
+
+TEST(ClusterYaml, BadValueNamesFileLineAndKey) {
+  try {
+    loadCluster(kData + "/bad_cluster.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_cluster.yaml:6:21: device.memory_bandwidth: expected a number with an optional unit"),
+              std::string::npos) << e.what();
+  }
+}
+
+TEST(ClusterYaml, InconsistentLevelsAreRejected) {
+  const std::string text = R"(name: x
+device: {name: d, peak_flops: {fp32: 1 TFLOP/s}, memory: 1 GB, memory_bandwidth: 1 GB/s}
+devices_per_node: 4
+nodes: 4
+network:
+  - {name: a, alpha: 1 us, bandwidth: 1 GB/s, ranks: 4}
+  - {name: b, alpha: 1 us, bandwidth: 1 GB/s, ranks: 6}
+)";
+  EXPECT_THROW(loadClusterText(text, "inline"), ConfigError);
+}
+
+TEST(Presets, UnknownNameListsThePresets) {
+  try {
+    loadCluster("frontier");
+    FAIL();
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown cluster 'frontier': the presets are abci, summit"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace paraxis::hw
