@@ -17,6 +17,8 @@ void addConfigCommand(CLI::App& app, Context& context) {
   CLI::App* config = app.add_subcommand("config", "List the run-time knobs (set them as PARAXIS_<NAME>)");
   config->add_flag("--json", *json, "print JSON");
   config->callback([json, &context] {
+    // Applies the threads knob the way `train` will, so the listing shows its effect.
+    const int threads = train::configureTorchThreads(static_cast<int>(context.knobs.getInt("threads")), 1);
     const train::TorchRuntimeInfo torch = train::torchRuntimeInfo();
     if (*json) {
       nlohmann::json knobs = nlohmann::json::array();
@@ -24,7 +26,7 @@ void addConfigCommand(CLI::App& app, Context& context) {
         knobs.push_back({{"name", e.spec.name}, {"type", knobTypeName(e.spec.type)}, {"value", e.value},
                          {"default", e.spec.defaultValue}, {"source", e.source}, {"help", e.spec.help}});
       }
-      printJson({{"knobs", knobs}, {"torch", {{"version", torch.version}, {"mkldnn", torch.mkldnn}}}}, context);
+      printJson({{"knobs", knobs}, {"torch", {{"version", torch.version}, {"mkldnn", torch.mkldnn}, {"intra_op_threads", threads}}}}, context);
       return;
     }
     Table table;
@@ -39,7 +41,8 @@ void addConfigCommand(CLI::App& app, Context& context) {
     table.print(context.out);
     context.out << fmt::format("\nSet a knob with the environment variable PARAXIS_<NAME>, e.g. {}=4.\n",
                                knobVariable("threads"));
-    context.out << fmt::format("LibTorch {} (oneDNN {})\n", torch.version, torch.mkldnn ? "yes" : "no");
+    context.out << fmt::format("LibTorch {} (oneDNN {}), {} intra-op thread(s) for a single rank\n",
+                               torch.version, torch.mkldnn ? "yes" : "no", torch.intraOpThreads);
   });
 }
 
