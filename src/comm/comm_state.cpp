@@ -1,0 +1,163 @@
+#include "comm/comm_state.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace paraxis::comm::detail {
+namespace {
+
+std::string describe(const Fingerprint& f) {
+  return fmt::format("{} {} x{} (call #{}{})", operationName(static_cast<Operation>(f.operation)),
+                     typeName(static_cast<DataType>(f.type)), f.count, f.sequence,
+                     f.operation == static_cast<std::int32_t>(Operation::kBroadcast)
+                         ? fmt::format(", root {}", f.root)
+                         : "");
+}
+
+}  // namespace
+
+CommState::CommState(std::shared_ptr<Transport> transport, CommunicatorOptions options)
+    : transport_(std::move(transport)), options_(options) {}
+
+CommState::~CommState() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (!worker_.joinable()) return;
+  // A task's closure may hold the last handle to this communicator; then the worker itself
+  // runs this destructor and must not join itself.
+  if (worker_.get_id() == std::this_thread::get_id()) {
+    worker_.detach();
+  } else {
+    worker_.join();
+  }
+}
+
+std::uint64_t CommState::assignSequence(const CallInfo& info) {
+  if (!isCollective(info.op)) return 0;  // point-to-point calls involve two ranks only
+  std::lock_guard lock(mutex_);
+  return nextSequence_++;
+}
+
+void CommState::run(const CallInfo& info, OpFunction fn) {
+  const Task task{info, assignSequence(info), std::move(fn), nullptr};
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return queue_.empty() && !running_; });
+    running_ = true;
+  }
+  auto release = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      running_ = false;
+    }
+    changed_.notify_all();
+  };
+  try {
+    execute(task);
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
+Work CommState::submit(const CallInfo& info, OpFunction fn) {
+  auto work = std::make_shared<WorkState>();
+  if (!transport_->threadSafe()) {
+    try {
+      run(info, std::move(fn));
+      work->finish(nullptr);
+    } catch (...) {
+      work->finish(std::current_exception());
+    }
+    return Work(work);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    Task task{info, 0, std::move(fn), work};
+    if (isCollective(info.op)) task.sequence = nextSequence_++;
+    queue_.push_back(std::move(task));
+    if (!worker_.joinable()) worker_ = std::thread(&CommState::workerLoop, this);
+  }
+  changed_.notify_all();
+  return Work(work);
+}
+
+void CommState::workerLoop() {
+  while (true) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return (!queue_.empty() && !running_) || (stopping_ && queue_.empty()); });
+    if (queue_.empty()) return;
+    Task task = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+    lock.unlock();
+    std::exception_ptr failure;
+    try {
+      execute(task);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    task.fn = nullptr;  // release what the closure holds before waking the caller
+    task.work->finish(failure);
+    lock.lock();
+    running_ = false;
+    lock.unlock();
+    changed_.notify_all();
+  }
+}
+
+void CommState::execute(const Task& task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!broken_.empty()) {
+      throw CommError(fmt::format("{} refused: the communicator is unusable after an earlier failure ({})",
+                                  operationName(task.info.op), broken_));
+    }
+  }
+  OpContext context(*this, task.info, task.sequence);
+  try {
+    if (options_.verify && isCollective(task.info.op) && transport_->size() > 1) verify(context);
+    task.fn(context);
+  } catch (const CommError& e) {
+    std::lock_guard lock(mutex_);
+    broken_ = e.what();
+    throw;
+  }
+}
+
+void CommState::verify(OpContext& context) {
+  const CallInfo& info = context.info();
+  const Fingerprint mine{context.sequence(), static_cast<std::int32_t>(info.op),
+                         static_cast<std::int32_t>(info.type), info.count, info.root, 0};
+  std::vector<Fingerprint> all;
+  Request request = transport_->iallgatherFingerprints(mine, all);
+  context.wait(request);
+  std::map<std::string, std::vector<int>> groups;  // description -> ranks
+  for (int r = 0; r < static_cast<int>(all.size()); ++r) groups[describe(all[r])].push_back(r);
+  if (groups.size() == 1) return;
+  std::string detail;
+  for (const auto& [what, ranks] : groups) {
+    detail += fmt::format("{}rank{} {} called {}", detail.empty() ? "" : "; ", ranks.size() > 1 ? "s" : "",
+                          fmt::join(ranks, ","), what);
+  }
+  throw CommError(fmt::format("{} #{}: ranks disagree on the collective call: {} (seen on rank {} of {})",
+                              operationName(info.op), context.sequence(), detail, transport_->rank(),
+                              transport_->size()));
+}
+
+std::byte* CommState::scratch(int slot, std::size_t bytes) {
+  if (static_cast<int>(scratch_.size()) <= slot) scratch_.resize(slot + 1);
+  auto& buffer = scratch_[slot];
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+}  // namespace paraxis::comm::detail

@@ -1,0 +1,138 @@
+#include "comm/operation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "comm/comm_state.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace paraxis::comm {
+namespace {
+
+constexpr int kCollectiveTagBase = 16;
+constexpr int kPointToPointTagBase = 1 << 27;
+constexpr int kPollEvery = 64;
+
+double deadlineOf(const CallInfo& info, const CommunicatorOptions& options) {
+  return info.deadlineSeconds > 0 ? info.deadlineSeconds : options.deadlineSeconds;
+}
+
+}  // namespace
+
+std::string operationName(Operation op) {
+  switch (op) {
+    case Operation::kAllreduce: return "allreduce";
+    case Operation::kAllgather: return "allgather";
+    case Operation::kReduceScatter: return "reduce_scatter";
+    case Operation::kBroadcast: return "broadcast";
+    case Operation::kAlltoallv: return "alltoallv";
+    case Operation::kHaloExchange: return "halo_exchange";
+    case Operation::kBarrier: return "barrier";
+    case Operation::kSend: return "send";
+    case Operation::kRecv: return "recv";
+  }
+  return "?";
+}
+
+bool isCollective(Operation op) { return op != Operation::kSend && op != Operation::kRecv; }
+
+OpContext::OpContext(detail::CommState& state, const CallInfo& info, std::uint64_t sequence)
+    : state_(state), info_(info), sequence_(sequence) {
+  const auto seconds = std::chrono::duration<double>(deadlineOf(info, state.options()));
+  deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(seconds);
+}
+
+int OpContext::rank() const { return state_.transport().rank(); }
+int OpContext::size() const { return state_.transport().size(); }
+Transport& OpContext::transport() const { return state_.transport(); }
+
+int OpContext::tag() const {
+  if (!isCollective(info_.op)) return kPointToPointTagBase + info_.tag;
+  return kCollectiveTagBase + static_cast<int>(sequence_ % (1U << 26));
+}
+
+Request OpContext::send(const void* data, std::size_t bytes, int peer) {
+  return transport().isend(data, bytes, peer, tag());
+}
+
+Request OpContext::recv(void* data, std::size_t bytes, int peer) {
+  return transport().irecv(data, bytes, peer, tag());
+}
+
+void OpContext::sendRecv(const void* sendData, std::size_t sendBytes, int sendPeer, void* recvData,
+                         std::size_t recvBytes, int recvPeer) {
+  Request requests[2] = {recv(recvData, recvBytes, recvPeer), send(sendData, sendBytes, sendPeer)};
+  wait(requests);
+}
+
+std::byte* OpContext::scratch(int slot, std::size_t bytes) { return state_.scratch(slot, bytes); }
+
+void OpContext::wait(std::span<Request> requests) {
+  Transport& t = transport();
+  const bool collective = isCollective(info_.op);
+  const auto started = Clock::now();
+  for (long spin = 1;; ++spin) {
+    bool all = true;
+    for (Request& r : requests) all = t.test(r) && all;
+    if (all) return;
+    if (spin % kPollEvery != 0) continue;
+    if (collective) {
+      while (auto notice = t.pollNotice()) {
+        if (notice->sequence == sequence_) timeout(requests, notice->rank);
+      }
+    }
+    const auto now = Clock::now();
+    if (now > deadline_) timeout(requests, -1);
+    // Spin briefly for latency, then give the core away: ranks may outnumber cores.
+    if (now - started > std::chrono::microseconds(200)) std::this_thread::yield();
+    if (now - started > std::chrono::milliseconds(20)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void OpContext::timeout(std::span<Request> pending, int notifier) {
+  const bool notified = notifier >= 0;
+  Transport& t = transport();
+  for (Request& r : pending) t.abandon(r);
+  const double seconds = deadlineOf(info_, state_.options());
+  const std::string what = fmt::format("{} #{} ({})", operationName(info_.op), sequence_,
+                                       units::formatBytes(static_cast<double>(info_.bytes)));
+  if (!isCollective(info_.op)) {
+    throw TimeoutError(fmt::format("{} {} rank {} (tag {}): no progress within the {} deadline (rank {} of {})",
+                                   what, info_.op == Operation::kSend ? "to" : "from", info_.root, info_.tag,
+                                   units::formatSeconds(seconds), rank(), size()));
+  }
+  // Tell every peer this call failed, then listen for a grace period: the ranks that answer
+  // are stuck in the same call; those that stay silent never joined it.
+  const Notice mine{sequence_, rank(), 0};
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer != rank()) t.sendNotice(mine, peer);
+  }
+  std::set<int> present{rank()};
+  if (notified) present.insert(notifier);
+  const auto graceEnd = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(std::min(0.5 * seconds, 5.0)));
+  while (static_cast<int>(present.size()) < size() && Clock::now() < graceEnd) {
+    if (auto notice = t.pollNotice()) {
+      if (notice->sequence == sequence_) present.insert(notice->rank);
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  std::vector<int> absent;
+  for (int r = 0; r < size(); ++r) {
+    if (present.count(r) == 0) absent.push_back(r);
+  }
+  const std::string who = absent.empty()
+                              ? "every rank joined; the transport stalled"
+                              : fmt::format("rank{} {} did not take part", absent.size() > 1 ? "s" : "",
+                                            fmt::join(absent, ","));
+  throw TimeoutError(fmt::format("{}: no progress within the {} deadline{}; {} (seen on rank {} of {})", what,
+                                 units::formatSeconds(seconds), notified ? " (a peer gave up first)" : "", who,
+                                 rank(), size()));
+}
+
+}  // namespace paraxis::comm

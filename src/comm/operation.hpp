@@ -1,0 +1,79 @@
+#pragma once
+// What the algorithms see of a running operation: its identity (for tags, fingerprints and
+// error messages) and deadline-aware send / receive / wait.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/transport.hpp"
+
+namespace paraxis::comm {
+
+enum class Operation : std::int32_t {
+  kAllreduce = 1,
+  kAllgather,
+  kReduceScatter,
+  kBroadcast,
+  kAlltoallv,
+  kHaloExchange,
+  kBarrier,
+  kSend,
+  kRecv,
+};
+
+std::string operationName(Operation op);
+bool isCollective(Operation op);
+
+namespace detail {
+class CommState;
+}
+
+// Describes a call before it runs; `count` and `type` go into the fingerprint.
+struct CallInfo {
+  Operation op = Operation::kAllreduce;
+  DataType type = DataType::kF32;
+  std::size_t count = 0;
+  std::size_t bytes = 0;
+  int root = 0;                // broadcast root; the peer of a send or receive
+  int tag = 0;                 // user tag of a send or receive
+  double deadlineSeconds = 0;  // 0: the communicator's default
+};
+
+class OpContext {
+ public:
+  using Clock = std::chrono::steady_clock;
+  OpContext(detail::CommState& state, const CallInfo& info, std::uint64_t sequence);
+
+  int rank() const;
+  int size() const;
+  Transport& transport() const;
+  const CallInfo& info() const { return info_; }
+  std::uint64_t sequence() const { return sequence_; }
+  int tag() const;
+
+  Request send(const void* data, std::size_t bytes, int peer);
+  Request recv(void* data, std::size_t bytes, int peer);
+  // Waits for every request until the deadline; on expiry runs the timeout protocol and
+  // throws TimeoutError on this rank (and, through notices, on every waiting rank).
+  void wait(std::span<Request> requests);
+  void wait(Request& request) { wait(std::span<Request>(&request, 1)); }
+  // Posts both, then waits for both: one step of a ring or an exchange.
+  void sendRecv(const void* sendData, std::size_t sendBytes, int sendPeer, void* recvData,
+                std::size_t recvBytes, int recvPeer);
+
+  // Grow-only scratch owned by the communicator: buffers stay allocated across calls.
+  std::byte* scratch(int slot, std::size_t bytes);
+
+ private:
+  // `notifier` is the rank whose notice ended the wait, or -1 when the deadline did.
+  [[noreturn]] void timeout(std::span<Request> pending, int notifier);
+  detail::CommState& state_;
+  CallInfo info_;
+  std::uint64_t sequence_;
+  Clock::time_point deadline_;
+};
+
+}  // namespace paraxis::comm

@@ -1,0 +1,38 @@
+#pragma once
+// The handle of an asynchronous operation (PyTorch c10d's Work, reduced to what we need).
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+namespace paraxis::comm {
+
+namespace detail {
+struct WorkState {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::exception_ptr error;
+
+  void finish(std::exception_ptr failure);
+};
+}  // namespace detail
+
+class Work {
+ public:
+  Work() = default;
+  explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
+
+  // True once the operation finished (successfully or not). A default Work is finished.
+  bool test() const;
+  // Blocks until the operation finished and rethrows its error. The operation's own
+  // deadline bounds the wait.
+  void wait() const;
+  // The error the operation ended with, or null.
+  std::exception_ptr error() const;
+
+ private:
+  std::shared_ptr<detail::WorkState> state_;
+};
+
+}  // namespace paraxis::comm
