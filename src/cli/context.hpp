@@ -15,6 +15,8 @@ namespace paraxis::cli {
 struct Context {
   Knobs knobs;
   std::ostream& out;
+  int* argc = nullptr;  // for backends that parse the command line (MPI)
+  char*** argv = nullptr;
 };
 
 // Every knob paraxis reads, in one table (STYLE.md practice 11).
@@ -23,5 +25,6 @@ const std::vector<KnobSpec>& knobTable();
 void addModelsCommand(CLI::App& app, Context& context);
 void addClustersCommand(CLI::App& app, Context& context);
 void addConfigCommand(CLI::App& app, Context& context);
+void addBenchCommand(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

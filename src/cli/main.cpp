@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/context.hpp"
@@ -16,7 +17,7 @@ constexpr int kInternalError = 3;
 
 int run(int argc, char** argv) {
   using namespace paraxis;
-  cli::Context context{Knobs::load(cli::knobTable(), processEnvironment()), std::cout};
+  cli::Context context{Knobs::load(cli::knobTable(), processEnvironment()), std::cout, &argc, &argv};
   if (context.knobs.getBool("keep_freed_memory")) keepFreedMemory();
 
   CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};
@@ -25,6 +26,7 @@ int run(int argc, char** argv) {
   cli::addModelsCommand(app, context);
   cli::addClustersCommand(app, context);
   cli::addConfigCommand(app, context);
+  cli::addBenchCommand(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -41,6 +43,10 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
+  } catch (const paraxis::CommError& e) {
+    // A peer failed or disagreed: MPI_Finalize could wait for it forever, so leave now.
+    std::cerr << "paraxis: " << e.what() << std::endl;
+    std::_Exit(kUserError);
   } catch (const paraxis::Error& e) {
     std::cerr << "paraxis: " << e.what() << '\n';
     return kUserError;

@@ -1,0 +1,196 @@
+#include "comm/bench.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "comm/allreduce.hpp"
+#include "comm/collectives.hpp"
+#include "comm/hierarchy.hpp"
+#include "core/error.hpp"
+
+namespace paraxis::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One benchmark case: buffers with a known exact result, the call, and its model.
+struct Case {
+  std::vector<float> send;
+  std::vector<float> recv;
+  std::vector<float> expected;
+  std::function<void()> call;
+  double busFactor = 1;
+  double modelSeconds = 0;
+};
+
+// Small integers keep every summation order exact, so "wrong" means wrong.
+float pattern(std::size_t i, int rank) { return static_cast<float>((i + static_cast<std::size_t>(rank)) % 5); }
+
+// The link a flat algorithm over all ranks crosses: between hosts when there are several.
+cost::LinkParams flatLink(const BenchOptions& o) { return o.inter ? *o.inter : o.intra; }
+
+AllreduceAlgorithm allreduceAlgorithm(const std::string& name) {
+  for (auto a : {AllreduceAlgorithm::kAuto, AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
+                 AllreduceAlgorithm::kRabenseifner, AllreduceAlgorithm::kHierarchical, AllreduceAlgorithm::kBuiltin}) {
+    if (name == algorithmName(a)) return a;
+  }
+  throw ConfigError(fmt::format("bench: unknown allreduce algorithm '{}' (expected one of: {})", name,
+                                fmt::join(benchAlgorithms("allreduce"), ", ")));
+}
+
+double allreduceModel(AllreduceAlgorithm a, int p, double m, const BenchOptions& o) {
+  const cost::LinkParams l = flatLink(o);
+  switch (a) {
+    case AllreduceAlgorithm::kRing: return cost::ringAllreduce(p, m, l);
+    case AllreduceAlgorithm::kRecursiveDoubling: return cost::recursiveDoublingAllreduce(p, m, l);
+    case AllreduceAlgorithm::kRabenseifner: return cost::rabenseifnerAllreduce(p, m, l);
+    case AllreduceAlgorithm::kHierarchical:
+      if (o.hierarchy != nullptr) {
+        return cost::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.intra, l);
+      }
+      return cost::ringAllreduce(p, m, l);
+    default: return cost::bestFlatAllreduce(p, m, l).seconds;  // auto, and the best MPI could do
+  }
+}
+
+Case makeCase(const Communicator& comm, const std::string& op, const std::string& algorithm, std::size_t count,
+              const BenchOptions& o) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  const double m = static_cast<double>(count * sizeof(float));
+  const cost::LinkParams link = flatLink(o);
+  Case c;
+  const bool builtin = algorithm == "mpi";
+  if (op == "allreduce") {
+    c.send.resize(count);
+    c.recv.resize(count);
+    c.expected.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      c.send[i] = pattern(i, me);
+      for (int r = 0; r < p; ++r) c.expected[i] += pattern(i, r);
+    }
+    AllreduceOptions options{.algorithm = allreduceAlgorithm(algorithm), .hierarchy = o.hierarchy,
+                             .profile = o.intra, .crossProfile = o.inter};
+    c.call = [&comm, &c, count, options] { allreduce(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
+    c.busFactor = p > 1 ? 2.0 * (p - 1) / p : 1;
+    c.modelSeconds = allreduceModel(options.algorithm, p, m, o);
+  } else if (op == "allgather") {
+    c.send.resize(count);
+    c.recv.resize(count * p);
+    for (std::size_t i = 0; i < count; ++i) c.send[i] = pattern(i, me);
+    for (int r = 0; r < p; ++r) {
+      for (std::size_t i = 0; i < count; ++i) c.expected.push_back(pattern(i, r));
+    }
+    const AllgatherOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
+    c.call = [&comm, &c, count, options] { allgather(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
+    c.busFactor = static_cast<double>(p - 1) / p;
+    c.modelSeconds = cost::ringAllgather(p, m * p, link);
+  } else if (op == "reduce_scatter") {
+    c.send.resize(count * p);
+    c.recv.resize(count);
+    c.expected.assign(count, 0);
+    for (std::size_t i = 0; i < count * p; ++i) c.send[i] = pattern(i, me);
+    for (std::size_t i = 0; i < count; ++i) {
+      for (int r = 0; r < p; ++r) c.expected[i] += pattern(me * count + i, r);
+    }
+    const ReduceScatterOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
+    c.call = [&comm, &c, count, options] { reduceScatter(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
+    c.busFactor = static_cast<double>(p - 1) / p;
+    c.modelSeconds = cost::ringReduceScatter(p, m * p, link);
+  } else if (op == "broadcast") {
+    c.recv.resize(count);
+    c.expected.resize(count);
+    for (std::size_t i = 0; i < count; ++i) c.expected[i] = pattern(i, 0);
+    const BroadcastOptions options{.algorithm = builtin ? BroadcastAlgorithm::kBuiltin : BroadcastAlgorithm::kBinomialTree};
+    c.call = [&comm, &c, count, options, me] {
+      if (me == 0) std::copy(c.expected.begin(), c.expected.end(), c.recv.begin());
+      broadcast(comm, c.recv.data(), count, DataType::kF32, options);
+    };
+    c.modelSeconds = cost::binomialBroadcast(p, m, link);
+  } else if (op == "alltoall") {
+    const std::size_t block = std::max<std::size_t>(1, count / p);
+    c.send.resize(block * p);
+    c.recv.resize(block * p);
+    for (int r = 0; r < p; ++r) {
+      for (std::size_t i = 0; i < block; ++i) c.send[r * block + i] = pattern(i + r, me);
+    }
+    for (int r = 0; r < p; ++r) {
+      for (std::size_t i = 0; i < block; ++i) c.expected.push_back(pattern(i + me, r));
+    }
+    const AlltoallOptions options{.algorithm = builtin ? AlltoallAlgorithm::kBuiltin : AlltoallAlgorithm::kPairwise};
+    c.call = [&comm, &c, block, options, p] {
+      std::vector<std::size_t> counts(p, block);
+      std::vector<std::size_t> displs(p);
+      for (int r = 0; r < p; ++r) displs[r] = r * block;
+      alltoallv(comm, c.send.data(), counts, displs, c.recv.data(), counts, displs, DataType::kF32, options);
+    };
+    c.busFactor = static_cast<double>(p - 1) / p;
+    c.modelSeconds = cost::pairwiseAlltoall(p, static_cast<double>(block * p * sizeof(float)), link);
+  } else {
+    throw ConfigError(fmt::format("bench: unknown operation '{}' (expected allreduce, allgather, reduce_scatter, "
+                                  "broadcast or alltoall)", op));
+  }
+  return c;
+}
+
+int iterationsFor(std::size_t bytes, int requested) {
+  if (requested > 0) return requested;
+  return static_cast<int>(std::clamp<std::size_t>((64u << 20) / std::max<std::size_t>(bytes, 1), 3, 200));
+}
+
+double maxOver(const Communicator& comm, double value) {
+  double out = value;
+  allreduce(comm, &value, &out, 1, DataType::kF64, {.algorithm = AllreduceAlgorithm::kBuiltin, .op = ReduceOp::kMax});
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> benchAlgorithms(const std::string& operation) {
+  if (operation == "allreduce") return {"ring", "recursive_doubling", "rabenseifner", "hierarchical", "auto", "mpi"};
+  if (operation == "broadcast") return {"binomial", "mpi"};
+  if (operation == "alltoall") return {"pairwise", "mpi"};
+  return {"ring", "mpi"};
+}
+
+std::vector<BenchRow> runCommBench(const Communicator& comm, const BenchOptions& o,
+                                   const std::function<void(const BenchRow&)>& progress) {
+  std::vector<BenchRow> rows;
+  for (const std::string& op : o.operations) {
+    std::vector<std::string> algorithms = o.algorithms.empty() ? benchAlgorithms(op) : o.algorithms;
+    if (op == "allreduce" && o.hierarchy == nullptr) std::erase(algorithms, "hierarchical");
+    for (const std::string& algorithm : algorithms) {
+      for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= o.stepFactor) {
+        const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
+        Case c = makeCase(comm, op, algorithm, count, o);
+        const int iterations = iterationsFor(count * sizeof(float), o.iterations);
+        c.call();  // warm-up: first touch of every buffer, connection set-up
+        std::vector<double> trials;
+        for (int t = 0; t < std::max(1, o.trials); ++t) {
+          barrier(comm);
+          const auto start = Clock::now();
+          for (int i = 0; i < iterations; ++i) c.call();
+          const double local = std::chrono::duration<double>(Clock::now() - start).count() / iterations;
+          trials.push_back(maxOver(comm, local));
+        }
+        std::sort(trials.begin(), trials.end());
+        BenchRow row{op, algorithm, count * sizeof(float), count, trials[trials.size() / 2]};
+        row.algorithmBandwidth = static_cast<double>(row.bytes) / row.seconds;
+        row.busBandwidth = row.algorithmBandwidth * c.busFactor;
+        row.modelSeconds = c.modelSeconds;
+        for (std::size_t i = 0; i < c.expected.size(); ++i) row.wrong += c.recv[i] != c.expected[i] ? 1 : 0;
+        double wrong = static_cast<double>(row.wrong);
+        row.wrong = static_cast<std::size_t>(maxOver(comm, wrong));
+        rows.push_back(row);
+        if (progress) progress(row);
+        if (o.stepFactor < 2) break;
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace paraxis::comm
