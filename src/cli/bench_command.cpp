@@ -22,6 +22,7 @@ struct Options {
   std::vector<std::string> algorithms;
   std::string minBytes = "4";
   std::string maxBytes = "256 MiB";
+  std::string segment = "256 KiB";
   int iterations = 0;
   int trials = 3;
   int ranksPerHost = 0;
@@ -59,7 +60,8 @@ void run(const Options& o, Context& context) {
   comm::BenchOptions bench{.operations = o.operations, .algorithms = o.algorithms,
                            .minBytes = parseBytes(o.minBytes, "--min-bytes"),
                            .maxBytes = parseBytes(o.maxBytes, "--max-bytes"), .iterations = o.iterations,
-                           .trials = o.trials, .intra = linkOf(cluster, 0)};
+                           .trials = o.trials, .segmentBytes = parseBytes(o.segment, "--segment"),
+                           .intra = linkOf(cluster, 0)};
   const comm::Hierarchy hierarchy = o.ranksPerHost > 0 ? comm::Hierarchy::fromGroups(comm, o.ranksPerHost)
                                                        : comm::Hierarchy::fromHosts(comm);
   if (hierarchy.groups() > 1) {
@@ -107,6 +109,7 @@ void addBenchCommand(CLI::App& app, Context& context) {
   c->add_option("--algorithms", o->algorithms, "algorithms (default: all of each operation, and mpi)")->delimiter(',');
   c->add_option("--min-bytes", o->minBytes, "smallest message (default 4)");
   c->add_option("--max-bytes", o->maxBytes, "largest message (default 256MiB)");
+  c->add_option("--segment", o->segment, "allreduce ring segment size (default 256KiB)");
   c->add_option("--iterations", o->iterations, "calls per trial (default: by size)")->check(CLI::NonNegativeNumber);
   c->add_option("--trials", o->trials, "trials per size; the median is reported")->check(CLI::PositiveNumber);
   c->add_option("--ranks-per-host", o->ranksPerHost, "group ranks into hosts explicitly (default: by host name)")

@@ -49,7 +49,10 @@ double allreduceModel(AllreduceAlgorithm a, int p, double m, const BenchOptions&
     case AllreduceAlgorithm::kRabenseifner: return cost::rabenseifnerAllreduce(p, m, l);
     case AllreduceAlgorithm::kHierarchical:
       if (o.hierarchy != nullptr) {
-        return cost::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.intra, l);
+        // The L local ranks' shards cross the host's one link at the same time: L flows share it.
+        cost::LinkParams shared = l;
+        shared.beta *= o.hierarchy->localSize();
+        return cost::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.intra, shared);
       }
       return cost::ringAllreduce(p, m, l);
     default: return cost::bestFlatAllreduce(p, m, l).seconds;  // auto, and the best MPI could do
@@ -72,7 +75,8 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
       c.send[i] = pattern(i, me);
       for (int r = 0; r < p; ++r) c.expected[i] += pattern(i, r);
     }
-    AllreduceOptions options{.algorithm = allreduceAlgorithm(algorithm), .hierarchy = o.hierarchy,
+    AllreduceOptions options{.algorithm = allreduceAlgorithm(algorithm), .segmentBytes = o.segmentBytes,
+                             .hierarchy = o.hierarchy,
                              .profile = o.intra, .crossProfile = o.inter};
     c.call = [&comm, &c, count, options] { allreduce(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
     c.busFactor = p > 1 ? 2.0 * (p - 1) / p : 1;

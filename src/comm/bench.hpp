@@ -24,6 +24,7 @@ struct BenchOptions {
   std::size_t stepFactor = 4;
   int iterations = 0;  // per trial; 0 picks by size
   int trials = 3;
+  std::size_t segmentBytes = 256 * 1024;  // ring segment size (allreduce)
   cost::LinkParams intra;                // between ranks of one host
   std::optional<cost::LinkParams> inter;  // between hosts, when the job spans several
   const Hierarchy* hierarchy = nullptr;  // for the hierarchical algorithm

@@ -89,7 +89,7 @@ void OpContext::wait(std::span<Request> requests) {
     if (now > deadline_) timeout(requests, -1);
     // Spin briefly for latency, then give the core away: ranks may outnumber cores.
     if (now - started > std::chrono::microseconds(200)) std::this_thread::yield();
-    if (now - started > std::chrono::milliseconds(20)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (now - started > std::chrono::milliseconds(2)) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
 
