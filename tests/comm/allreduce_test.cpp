@@ -84,6 +84,15 @@ TEST(Allreduce, HierarchicalWithExplicitGroupsAndHosts) {
   checkAgainstMpi<double>(comm, DataType::kF64, ReduceOp::kSum, AllreduceAlgorithm::kHierarchical, &hosts);
 }
 
+TEST(Hierarchy, FindsTheHostsTheRanksRunOn) {
+  const Communicator comm = freshComm();
+  const Hierarchy hosts = Hierarchy::fromHosts(comm);
+  const int expected = testing::gExpectedHosts > 0 ? testing::gExpectedHosts : 1;
+  EXPECT_EQ(hosts.groups(), expected);
+  EXPECT_EQ(hosts.localSize(), comm.size() / expected);
+  EXPECT_TRUE(hosts.uniform());
+}
+
 TEST(Allreduce, HierarchicalRejectsUnevenHosts) {
   const Communicator comm = freshComm();
   if (comm.size() != 3) GTEST_SKIP() << "needs 3 ranks to group unevenly";

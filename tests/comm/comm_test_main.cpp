@@ -14,6 +14,7 @@
 namespace paraxis::comm::testing {
 
 Communicator* gWorld = nullptr;
+int gExpectedHosts = 0;
 
 Communicator freshComm(CommunicatorOptions options) { return gWorld->withOptions(options); }
 
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   int expected = -1;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--expect-ranks") == 0) expected = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--expect-hosts") == 0) paraxis::comm::testing::gExpectedHosts = std::atoi(argv[i + 1]);
   }
   int status = 1;
   {

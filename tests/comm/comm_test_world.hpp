@@ -9,6 +9,7 @@
 namespace paraxis::comm::testing {
 
 extern Communicator* gWorld;
+extern int gExpectedHosts;  // from --expect-hosts; 0 when the run did not say
 Communicator freshComm(CommunicatorOptions options = {.deadlineSeconds = 60, .verify = true});
 
 }  // namespace paraxis::comm::testing
