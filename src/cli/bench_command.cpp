@@ -27,7 +27,7 @@ struct Options {
   int trials = 3;
   int ranksPerHost = 0;
   std::string cluster = "local";
-  double deadline = 120;
+  double deadline = 0;  // 0: the comm_deadline knob
   bool json = false;
 };
 
@@ -54,7 +54,9 @@ void printRow(const comm::BenchRow& r, std::ostream& out) {
 }
 
 void run(const Options& o, Context& context) {
-  comm::World world = comm::openWorld(context.argc, context.argv, {.deadlineSeconds = o.deadline});
+  const double deadline = o.deadline > 0 ? o.deadline : context.knobs.getDouble("comm_deadline");
+  comm::World world = comm::openWorld(context.argc, context.argv,
+                                      {.deadlineSeconds = deadline, .verify = context.knobs.getBool("comm_verify")});
   const comm::Communicator& comm = world.comm;
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   comm::BenchOptions bench{.operations = o.operations, .algorithms = o.algorithms,
@@ -115,7 +117,8 @@ void addBenchCommand(CLI::App& app, Context& context) {
   c->add_option("--ranks-per-host", o->ranksPerHost, "group ranks into hosts explicitly (default: by host name)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--cluster", o->cluster, "cluster whose alpha/beta feed the model column (default local)");
-  c->add_option("--deadline", o->deadline, "seconds any rank waits before failing")->check(CLI::PositiveNumber);
+  c->add_option("--deadline", o->deadline, "seconds any rank waits before failing (default: knob comm_deadline)")
+      ->check(CLI::PositiveNumber);
   c->add_flag("--json", o->json, "print JSON");
   c->callback([o, &context] { run(*o, context); });
 }

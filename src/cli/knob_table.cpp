@@ -10,6 +10,10 @@ const std::vector<KnobSpec>& knobTable() {
       {"threads", KnobType::kInt, "0",
        "torch intra-op threads per rank; 0 = hardware threads / ranks on the host"},
       {"json_indent", KnobType::kInt, "2", "indentation of --json output; -1 for one line"},
+      {"comm_deadline", KnobType::kSeconds, "120 s",
+       "how long any rank waits in a communication call before failing with the call named"},
+      {"comm_verify", KnobType::kBool, "false",
+       "exchange a fingerprint of every collective call and fail when ranks disagree"},
   };
   return table;
 }

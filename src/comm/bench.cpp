@@ -24,6 +24,7 @@ struct Case {
   std::function<void()> call;
   double busFactor = 1;
   double modelSeconds = 0;
+  std::size_t bytes = 0;  // the size algbw divides: the whole vector, as nccl-tests counts it
 };
 
 // Small integers keep every summation order exact, so "wrong" means wrong.
@@ -61,6 +62,7 @@ double allreduceModel(AllreduceAlgorithm a, int p, double m, const BenchOptions&
 
 Case makeCase(const Communicator& comm, const std::string& op, const std::string& algorithm, std::size_t count,
               const BenchOptions& o) {
+  const std::size_t requested = count;
   const int p = comm.size();
   const int me = comm.rank();
   const double m = static_cast<double>(count * sizeof(float));
@@ -82,6 +84,7 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
     c.busFactor = p > 1 ? 2.0 * (p - 1) / p : 1;
     c.modelSeconds = allreduceModel(options.algorithm, p, m, o);
   } else if (op == "allgather") {
+    count = std::max<std::size_t>(1, count / p);  // `count` was the gathered total
     c.send.resize(count);
     c.recv.resize(count * p);
     for (std::size_t i = 0; i < count; ++i) c.send[i] = pattern(i, me);
@@ -91,8 +94,10 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
     const AllgatherOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
     c.call = [&comm, &c, count, options] { allgather(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
     c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = cost::ringAllgather(p, m * p, link);
+    c.modelSeconds = cost::ringAllgather(p, static_cast<double>(count * p * sizeof(float)), link);
+    c.bytes = count * p * sizeof(float);
   } else if (op == "reduce_scatter") {
+    count = std::max<std::size_t>(1, count / p);  // `count` was the input total
     c.send.resize(count * p);
     c.recv.resize(count);
     c.expected.assign(count, 0);
@@ -103,7 +108,8 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
     const ReduceScatterOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
     c.call = [&comm, &c, count, options] { reduceScatter(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
     c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = cost::ringReduceScatter(p, m * p, link);
+    c.modelSeconds = cost::ringReduceScatter(p, static_cast<double>(count * p * sizeof(float)), link);
+    c.bytes = count * p * sizeof(float);
   } else if (op == "broadcast") {
     c.recv.resize(count);
     c.expected.resize(count);
@@ -133,10 +139,12 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
     };
     c.busFactor = static_cast<double>(p - 1) / p;
     c.modelSeconds = cost::pairwiseAlltoall(p, static_cast<double>(block * p * sizeof(float)), link);
+    c.bytes = block * p * sizeof(float);
   } else {
     throw ConfigError(fmt::format("bench: unknown operation '{}' (expected allreduce, allgather, reduce_scatter, "
                                   "broadcast or alltoall)", op));
   }
+  if (c.bytes == 0) c.bytes = requested * sizeof(float);
   return c;
 }
 
@@ -170,7 +178,7 @@ std::vector<BenchRow> runCommBench(const Communicator& comm, const BenchOptions&
       for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= o.stepFactor) {
         const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
         Case c = makeCase(comm, op, algorithm, count, o);
-        const int iterations = iterationsFor(count * sizeof(float), o.iterations);
+        const int iterations = iterationsFor(c.bytes, o.iterations);
         c.call();  // warm-up: first touch of every buffer, connection set-up
         std::vector<double> trials;
         for (int t = 0; t < std::max(1, o.trials); ++t) {
@@ -181,7 +189,7 @@ std::vector<BenchRow> runCommBench(const Communicator& comm, const BenchOptions&
           trials.push_back(maxOver(comm, local));
         }
         std::sort(trials.begin(), trials.end());
-        BenchRow row{op, algorithm, count * sizeof(float), count, trials[trials.size() / 2]};
+        BenchRow row{op, algorithm, c.bytes, c.bytes / sizeof(float), trials[trials.size() / 2]};
         row.algorithmBandwidth = static_cast<double>(row.bytes) / row.seconds;
         row.busBandwidth = row.algorithmBandwidth * c.busFactor;
         row.modelSeconds = c.modelSeconds;

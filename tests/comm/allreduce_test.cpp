@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "comm/half.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm_test_world.hpp"
 
@@ -126,6 +127,29 @@ TEST(Allreduce, CompressedWireAccumulatesInF32AndAgreesAcrossRanks) {
       broadcast(comm, rank0.data(), count, DataType::kF32);
       ASSERT_EQ(std::memcmp(rank0.data(), data.data(), count * sizeof(float)), 0)
           << "ranks disagree after " << algorithmName(a) << " with " << typeName(wire);
+    }
+  }
+}
+
+// Half-precision data: every algorithm sums exactly representable values exactly.
+TEST(Allreduce, HalfPrecisionDataTypes) {
+  const Communicator comm = freshComm();
+  const std::size_t count = 3001;
+  for (DataType type : {DataType::kF16, DataType::kBF16}) {
+    for (AllreduceAlgorithm a : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
+                                 AllreduceAlgorithm::kRabenseifner}) {
+      std::vector<std::uint16_t> data(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        const float v = static_cast<float>((i + comm.rank()) % 4);
+        data[i] = type == DataType::kF16 ? floatToHalf(v) : floatToBf16(v);
+      }
+      allreduce(comm, data.data(), data.data(), count, type, {.algorithm = a});
+      for (std::size_t i = 0; i < count; ++i) {
+        float want = 0;
+        for (int r = 0; r < comm.size(); ++r) want += static_cast<float>((i + r) % 4);
+        const float got = type == DataType::kF16 ? halfToFloat(data[i]) : bf16ToFloat(data[i]);
+        ASSERT_EQ(got, want) << typeName(type) << " " << algorithmName(a) << " element " << i;
+      }
     }
   }
 }

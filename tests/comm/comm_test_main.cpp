@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     paraxis::comm::allreduce(world.comm, &status, &worst, 1, paraxis::comm::DataType::kI32,
                              {.algorithm = paraxis::comm::AllreduceAlgorithm::kBuiltin, .op = paraxis::comm::ReduceOp::kMax});
     status = worst;
-    if (world.comm.rank() == 0) std::cout << "comm tests on " << world.comm.size() << " ranks: " << (status == 0 ? "passed" : "FAILED") << "\n";
+    if (world.comm.rank() == 0) std::cout << "comm tests on " << world.comm.size() << " ranks: " << (status == 0 ? "passed" : "FAILED") << std::endl;
     paraxis::comm::testing::gWorld = nullptr;
   }
   return status;
