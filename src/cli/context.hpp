@@ -26,5 +26,6 @@ void addModelsCommand(CLI::App& app, Context& context);
 void addClustersCommand(CLI::App& app, Context& context);
 void addConfigCommand(CLI::App& app, Context& context);
 void addBenchCommand(CLI::App& app, Context& context);
+void addPlanCommand(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};
   app.set_version_flag("--version", "paraxis 0.1.0");
   app.require_subcommand(1);
+  cli::addPlanCommand(app, context);
   cli::addModelsCommand(app, context);
   cli::addClustersCommand(app, context);
   cli::addConfigCommand(app, context);

@@ -10,6 +10,7 @@
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_report.hpp"
+#include "cli/model_source.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
@@ -19,51 +20,10 @@
 namespace paraxis::cli {
 namespace {
 
-struct ShowOptions {
-  std::string model;
-  std::string input;
-  std::int64_t channels = 0;
-  std::int64_t classes = 0;
+struct ShowOptions : ModelSource {
   std::int64_t batch = 1;
   bool json = false;
 };
-
-std::vector<std::int64_t> parseExtents(const std::string& text) {
-  std::vector<std::int64_t> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find('x', start), text.size());
-    std::int64_t value = 0;
-    const auto [ptr, error] = std::from_chars(text.data() + start, text.data() + end, value);
-    if (error != std::errc{} || ptr != text.data() + end || value < 1) {
-      throw ConfigError(fmt::format(
-          "--input: expected spatial extents such as 224, 224x224 or 128x128x128, found '{}'", text));
-    }
-    out.push_back(value);
-    start = end + 1;
-  }
-  return out;
-}
-
-bool isModelFile(const std::string& name) {
-  return name.ends_with(".yaml") || name.ends_with(".yml") || name.find('/') != std::string::npos ||
-         std::filesystem::is_regular_file(name);
-}
-
-graph::Model loadModel(const ShowOptions& o) {
-  if (isModelFile(o.model)) {
-    if (!o.input.empty() || o.channels > 0 || o.classes > 0) {
-      throw ConfigError(fmt::format("{}: --input, --channels and --classes apply to zoo models; "
-                                    "a model file sets its own input and outputs", o.model));
-    }
-    return graph::loadModelFile(o.model);
-  }
-  graph::ZooOptions zoo;
-  if (!o.input.empty()) zoo.spatial = parseExtents(o.input);
-  zoo.channels = o.channels;
-  zoo.classes = o.classes;
-  return graph::buildZooModel(o.model, zoo);
-}
 
 void listModels(Context& context) {
   Table table;

@@ -49,6 +49,7 @@ void Cluster::validate(const std::string& source) const {
   }
   if (!(device.memoryBytes > 0)) fail("device.memory", "expected > 0");
   if (!(device.memoryBandwidth > 0)) fail("device.memory_bandwidth", "expected > 0");
+  if (device.callOverhead < 0) fail("device.layer_overhead", "expected >= 0");
   for (std::size_t i = 0; i < device.efficiency.size(); ++i) {
     const EfficiencyPoint& p = device.efficiency[i];
     if (!(p.flops > 0) || !(p.efficiency > 0) || p.efficiency > 1) {
@@ -65,6 +66,7 @@ void Cluster::validate(const std::string& source) const {
     if (level.alpha < 0) fail(key, "alpha must be >= 0");
     if (!(level.beta > 0)) fail(key, "bandwidth must be > 0");
     if (level.oversubscription < 1) fail(key, "oversubscription must be >= 1");
+    if (level.contention < 1) fail(key, "contention must be >= 1");
     if (i > 0 && (level.ranks <= levels[i - 1].ranks || level.ranks % levels[i - 1].ranks != 0)) {
       fail(key, fmt::format("spans {} ranks; expected a multiple of the previous level's {}",
                             level.ranks, levels[i - 1].ranks));

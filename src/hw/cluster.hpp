@@ -20,6 +20,9 @@ struct Device {
   std::map<std::string, double> peakFlops;  // FLOP/s per data type: fp32, tf32, fp16, bf16, ...
   double memoryBytes = 0;
   double memoryBandwidth = 0;  // bytes/s
+  // Fixed cost of launching one layer pass (kernel launches, framework dispatch): what keeps
+  // a tiny local problem from running in proportion to its FLOPs.
+  double callOverhead = 0;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
 
@@ -33,6 +36,7 @@ struct NetworkLevel {
   double beta = 0;              // seconds per byte (1 / bandwidth)
   std::int64_t ranks = 1;       // consecutive ranks inside one unit of this level
   double oversubscription = 1;  // >1: traffic leaving a unit shares fewer links (ABCI 3:1)
+  double contention = 1;        // >1: other jobs' traffic; multiplies beta in the expected case
 
   double bandwidth() const { return 1.0 / beta; }
 };

@@ -21,7 +21,7 @@ double hostMemory() {
 bool isAuto(const YamlValue& v) { return v.isScalar() && v.text() == "auto"; }
 
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
-  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "efficiency"});
+  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "efficiency", "layer_overhead"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -35,6 +35,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.memoryBytes = isAuto(memory) ? hostMemory() / static_cast<double>(devicesPerNode)
                                  : memory.quantity(Quantity::kBytes);
   d.memoryBandwidth = v.at("memory_bandwidth").quantity(Quantity::kBytesPerSecond);
+  if (auto overhead = v.find("layer_overhead")) d.callOverhead = overhead->quantity(Quantity::kSeconds);
   if (auto curve = v.find("efficiency")) {
     for (const YamlValue& point : curve->items()) {
       if (point.isSequence()) {
@@ -51,7 +52,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
 }
 
 NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int64_t total) {
-  v.requireKeys({"name", "alpha", "bandwidth", "beta", "ranks", "oversubscription"});
+  v.requireKeys({"name", "alpha", "bandwidth", "beta", "ranks", "oversubscription", "contention"});
   NetworkLevel level;
   level.name = v.at("name").text();
   level.alpha = v.at("alpha").quantity(Quantity::kSeconds);
@@ -64,6 +65,7 @@ NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int
   // "node" and "all" keep presets valid when devices_per_node or nodes change.
   level.ranks = spec == "node" ? devicesPerNode : spec == "all" ? total : ranks.integer(1);
   level.oversubscription = v.number("oversubscription", 1.0);
+  level.contention = v.number("contention", 1.0);
   return level;
 }
 

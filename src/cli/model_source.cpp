@@ -1,0 +1,54 @@
+#include "cli/model_source.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "graph/yaml_loader.hpp"
+#include "graph/zoo/zoo.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+std::vector<std::int64_t> parseExtents(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('x', start), text.size());
+    std::int64_t value = 0;
+    const auto [ptr, error] = std::from_chars(text.data() + start, text.data() + end, value);
+    if (error != std::errc{} || ptr != text.data() + end || value < 1) {
+      throw ConfigError(fmt::format(
+          "--input: expected spatial extents such as 224, 224x224 or 128x128x128, found '{}'", text));
+    }
+    out.push_back(value);
+    start = end + 1;
+  }
+  return out;
+}
+
+bool isModelFile(const std::string& name) {
+  return name.ends_with(".yaml") || name.ends_with(".yml") || name.find('/') != std::string::npos ||
+         std::filesystem::is_regular_file(name);
+}
+
+}  // namespace
+
+graph::Model loadModel(const ModelSource& o) {
+  if (isModelFile(o.model)) {
+    if (!o.input.empty() || o.channels > 0 || o.classes > 0) {
+      throw ConfigError(fmt::format("{}: --input, --channels and --classes apply to zoo models; "
+                                    "a model file sets its own input and outputs", o.model));
+    }
+    return graph::loadModelFile(o.model);
+  }
+  graph::ZooOptions zoo;
+  if (!o.input.empty()) zoo.spatial = parseExtents(o.input);
+  zoo.channels = o.channels;
+  zoo.classes = o.classes;
+  return graph::buildZooModel(o.model, zoo);
+}
+
+}  // namespace paraxis::cli

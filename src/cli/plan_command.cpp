@@ -1,0 +1,217 @@
+// paraxis plan: predict, explain and rank every parallel strategy (plan/).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "cli/context.hpp"
+#include "cli/json_output.hpp"
+#include "cli/model_source.hpp"
+#include "cli/plan_report.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "hw/presets.hpp"
+#include "plan/paradl.hpp"
+#include "plan/planner.hpp"
+#include "plan/strategy_json.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+struct Options : ModelSource {
+  std::string cluster = "abci";
+  std::string gpus = "8..1024";
+  std::string batchPerGpu = "32";
+  std::int64_t globalBatch = 0;
+  std::vector<std::string> strategies;
+  std::string objective = "time-to-train";
+  int top = 0;
+  bool json = false;
+  bool csv = false;
+  std::string emit;
+  bool explain = false;
+  std::string variant = "default";
+  double sampleSeconds = 0;
+  std::string epochsAt;
+  std::string epochsTable;
+  double datasetSize = 0;
+  std::string dtype = "fp32";
+  std::string congestion = "expected";
+  bool fp16 = false;
+  bool noOverlap = false;
+  std::string grouping = "fusion";
+  int groups = 4;
+  std::string fusion = "64MiB";
+  std::string negotiation = "none";
+  double cycle = 0;
+  double density = 1;
+  int microPerStage = 4;
+  std::string schedule = "1f1b";
+};
+
+template <typename T>
+T pick(const std::string& option, const std::string& value, std::initializer_list<std::pair<const char*, T>> choices) {
+  std::vector<std::string> names;
+  for (const auto& [name, v] : choices) {
+    if (value == name) return v;
+    names.emplace_back(name);
+  }
+  throw ConfigError(fmt::format("{}: expected one of {}, found '{}'", option, fmt::join(names, ", "), value));
+}
+
+plan::PlanRequest request(const Options& o) {
+  plan::PlanRequest r;
+  if (!o.strategies.empty()) r.strategies = o.strategies;
+  for (const auto& s : r.strategies) {
+    const auto& names = plan::strategyNames();
+    if (std::find(names.begin(), names.end(), s) == names.end()) {
+      throw ConfigError(fmt::format("--strategies: unknown strategy '{}' (expected one of: {})", s, fmt::join(names, ", ")));
+    }
+  }
+  r.gpus = plan::parseGpuList(o.gpus);
+  if (o.batchPerGpu == "max") {
+    r.batchPerGpu = 0;
+  } else {
+    try {
+      r.batchPerGpu = std::stoll(o.batchPerGpu);
+    } catch (const std::exception&) {
+      r.batchPerGpu = -1;
+    }
+    if (r.batchPerGpu < 1) throw ConfigError(fmt::format("--batch-per-gpu: expected a positive count or 'max', found '{}'", o.batchPerGpu));
+  }
+  r.globalBatch = o.globalBatch;
+  r.objective = pick<plan::Objective>("--objective", o.objective,
+                                      {{"time-to-train", plan::Objective::kTimeToTrain}, {"iteration", plan::Objective::kIteration},
+                                       {"memory", plan::Objective::kMemory}, {"cost", plan::Objective::kCost}});
+  r.schedule = pick<plan::PipelineSchedule>("--schedule", o.schedule,
+                                            {{"1f1b", plan::PipelineSchedule::kOneFOneB}, {"gpipe", plan::PipelineSchedule::kGPipe}});
+  r.microBatchesPerStage = o.microPerStage;
+  plan::CommSettings& c = r.comm;
+  c.overlap = !o.noOverlap;
+  c.fp16 = o.fp16;
+  c.grouping = pick<plan::Grouping>("--grouping", o.grouping,
+                                    {{"fusion", plan::Grouping::kFusion}, {"per-layer", plan::Grouping::kPerLayer},
+                                     {"groups", plan::Grouping::kGroups}});
+  c.groups = o.groups;
+  const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
+  if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
+  c.fusionBytes = *fusion;
+  c.negotiation = pick<plan::Negotiation>("--negotiation", o.negotiation,
+                                          {{"none", plan::Negotiation::kNone}, {"centralized", plan::Negotiation::kCentralized},
+                                           {"decentralized", plan::Negotiation::kDecentralized}});
+  c.cycleSeconds = o.cycle;
+  if (o.density <= 0 || o.density > 1) throw ConfigError(fmt::format("--density: expected a fraction in (0, 1], found {}", o.density));
+  c.density = o.density;
+  return r;
+}
+
+plan::PlanInputs inputs(const Options& o, const graph::Model& model, const hw::Cluster& cluster) {
+  plan::PlanInputs in;
+  in.model = &model;
+  in.cluster = &cluster;
+  in.dtype = o.dtype;
+  cluster.device.peak(o.dtype);  // fails with the dtypes the device has
+  in.congestion = pick<cost::Congestion>("--congestion", o.congestion,
+                                         {{"optimistic", cost::Congestion::kOptimistic}, {"expected", cost::Congestion::kExpected},
+                                          {"congested", cost::Congestion::kCongested}});
+  const plan::Recipe recipe = plan::defaultRecipe(model.name());
+  in.statistics = recipe.statistics;
+  in.datasetSamples = o.datasetSize > 0 ? o.datasetSize : recipe.samples;
+  if (!o.epochsTable.empty()) in.statistics.table = plan::loadEpochsTable(o.epochsTable);
+  if (!o.epochsAt.empty()) {
+    const auto [batch, epochs] = plan::parseEpochsAt(o.epochsAt);
+    in.statistics.anchor(batch, epochs);
+  }
+  return in;
+}
+
+void runParadl(const Options& o, const plan::PlanInputs& in, const plan::PlanRequest& r, Context& context) {
+  if (o.sampleSeconds <= 0) {
+    throw ConfigError("--model-variant paradl needs --sample-seconds (ParaDL's measured time per sample on one device)");
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (int gpus : r.gpus) {
+    for (const std::string& name : r.strategies) {
+      const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : r.batchPerGpu * gpus;
+      const plan::Strategy s = plan::makeStrategy(in, name, gpus, global, r);
+      const plan::ParadlEpoch e = plan::paradlEpoch(in, s, o.sampleSeconds);
+      rows.push_back({name, s.grid.str(), std::to_string(gpus), std::to_string(global),
+                      fmt::format("{:.1f}", e.compute), fmt::format("{:.1f}", e.communication), fmt::format("{:.2f}", e.total())});
+    }
+  }
+  printParadlTable(rows, context.out);
+}
+
+void run(const Options& o, Context& context) {
+  const graph::Model model = loadModel(o);
+  const hw::Cluster cluster = hw::loadCluster(o.cluster);
+  const plan::PlanInputs in = inputs(o, model, cluster);
+  const plan::PlanRequest r = request(o);
+  if (o.variant == "paradl") return runParadl(o, in, r, context);
+  if (o.variant != "default") throw ConfigError(fmt::format("--model-variant: expected default or paradl, found '{}'", o.variant));
+  std::vector<plan::Estimate> estimates = plan::planAll(in, r);
+  // An explicit single request that cannot run is a user error, not a table row.
+  if (estimates.size() == 1 && !estimates.front().feasible) {
+    throw InfeasibleError(fmt::format("{} on {} GPUs: {}", estimates.front().strategy.name, r.gpus.front(),
+                                      estimates.front().infeasibleReason));
+  }
+  if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
+  if (!o.emit.empty()) {
+    std::ofstream file(o.emit);
+    if (!file) throw ConfigError(fmt::format("--emit: cannot write '{}'", o.emit));
+    file << plan::strategyJson(estimates.front().strategy).dump(2) << '\n';
+  }
+  if (o.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& e : estimates) rows.push_back(plan::estimateJson(e));
+    printJson({{"model", model.name()}, {"cluster", cluster.name}, {"estimates", rows}}, context);
+  } else if (o.csv) {
+    printPlanCsv(estimates, context.out);
+  } else {
+    printPlanTable(model, cluster, in, estimates, context.out);
+  }
+  if (o.explain && !o.json && !o.csv) printExplanation(in, estimates.front(), context.out);
+}
+
+}  // namespace
+
+void addPlanCommand(CLI::App& app, Context& context) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("plan", "Predict, explain and rank parallel strategies (no MPI, no torch)");
+  c->add_option("--model", o->model, "zoo name or model .yaml file")->required();
+  c->add_option("--input", o->input, "spatial input extents (zoo models)");
+  c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
+  c->add_option("--gpus", o->gpus, "GPU counts: 64, 8..1024 (powers of two) or 8,16,48 (default 8..1024)");
+  c->add_option("--batch-per-gpu", o->batchPerGpu, "samples per GPU per iteration, or 'max' (largest that fits)");
+  c->add_option("--global-batch", o->globalBatch, "the same global batch at every GPU count")->check(CLI::PositiveNumber);
+  c->add_option("--strategies", o->strategies, "comma-separated: " + fmt::format("{}", fmt::join(plan::strategyNames(), ", ")))
+      ->delimiter(',');
+  c->add_option("--objective", o->objective, "rank by time-to-train (default), iteration, memory or cost");
+  c->add_option("--top", o->top, "show the best K rows")->check(CLI::NonNegativeNumber);
+  c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
+  c->add_flag("--csv", o->csv, "print CSV");
+  c->add_option("--emit", o->emit, "write the best strategy as JSON for 'train --plan' (docs/strategy-json.md)");
+  c->add_flag("--explain", o->explain, "print every term of the best row with units");
+  c->add_option("--model-variant", o->variant, "default, or paradl (ParaDL's published equations)");
+  c->add_option("--sample-seconds", o->sampleSeconds, "paradl: measured seconds per sample on one device");
+  c->add_option("--epochs-at", o->epochsAt, "anchor epochs-to-target at one batch: BATCH=EPOCHS");
+  c->add_option("--epochs-table", o->epochsTable, "CSV of batch,epochs to interpolate");
+  c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
+  c->add_option("--dtype", o->dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
+  c->add_option("--congestion", o->congestion, "optimistic, expected (default) or congested");
+  c->add_flag("--fp16-gradients", o->fp16, "gradients on the wire in fp16");
+  c->add_flag("--no-overlap", o->noOverlap, "reduce gradients after backward instead of during it");
+  c->add_option("--grouping", o->grouping, "gradient groups: fusion (default), per-layer or groups");
+  c->add_option("--groups", o->groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
+  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 64MiB)");
+  c->add_option("--negotiation", o->negotiation, "none (default), centralized or decentralized");
+  c->add_option("--cycle", o->cycle, "negotiation cycle time in seconds");
+  c->add_option("--density", o->density, "chunk-sparse gradients: fraction sent (default 1)");
+  c->add_option("--micro-batches-per-stage", o->microPerStage, "pipeline micro-batches per stage (default 4)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
+  c->callback([o, &context] { run(*o, context); });
+}
+
+}  // namespace paraxis::cli

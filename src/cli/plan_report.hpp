@@ -1,0 +1,18 @@
+#pragma once
+// How `paraxis plan` shows its estimates: a ranked table, CSV, and an explanation of one row.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "plan/estimate.hpp"
+#include "plan/inputs.hpp"
+
+namespace paraxis::cli {
+
+void printPlanTable(const graph::Model& model, const hw::Cluster& cluster, const plan::PlanInputs& inputs,
+                    const std::vector<plan::Estimate>& estimates, std::ostream& out);
+void printPlanCsv(const std::vector<plan::Estimate>& estimates, std::ostream& out);
+void printExplanation(const plan::PlanInputs& inputs, const plan::Estimate& estimate, std::ostream& out);
+void printParadlTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out);
+
+}  // namespace paraxis::cli

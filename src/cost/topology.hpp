@@ -1,0 +1,52 @@
+#pragma once
+// Where a group of ranks sits on the machine, and what the network looks like to it.
+//
+// A group is `size` ranks spaced `stride` apart (rank r0, r0+stride, ...); every group of the
+// job runs at once (all data-parallel rings of a hybrid, say). A ring over the group costs
+// its slowest pair: α of the outermost level it spans, and the largest β among the levels it
+// crosses, where each level's β is multiplied by the flows that share one unit's uplink
+// (min(stride, ranks of the unit below): four data-parallel rings leave a 4-GPU node through
+// one NIC), by the level's oversubscription and by its contention (COST-MODELS.md section 3).
+#include <cstdint>
+#include <string>
+
+#include "cost/collective_cost.hpp"
+#include "hw/cluster.hpp"
+
+namespace paraxis::cost {
+
+struct Placement {
+  std::int64_t size = 1;
+  std::int64_t stride = 1;
+};
+
+// optimistic: no oversubscription, no contention; expected: the cluster as described;
+// congested: contention doubled on every level beyond the node.
+enum class Congestion { kOptimistic, kExpected, kCongested };
+
+struct GroupLink {
+  LinkParams link;
+  int level = 0;  // outermost level the group spans
+};
+
+GroupLink groupLink(const hw::Cluster& cluster, const Placement& group, Congestion congestion);
+
+// Per byte reduced on the device: two operands read, one result written.
+double reductionGamma(const hw::Device& device);
+
+struct CollectiveEstimate {
+  double seconds = 0;
+  std::string algorithm;
+};
+
+// Collectives over a placed group; m as in collective_cost.hpp. allreduce picks the
+// fastest of ring, recursive doubling, Rabenseifner and (when the group spans nodes with
+// several members on each) hierarchical, and names it.
+CollectiveEstimate allreduceOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
+CollectiveEstimate allgatherOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
+CollectiveEstimate reduceScatterOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
+CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
+// One message between neighbours `stride` apart.
+CollectiveEstimate pointToPointOn(const hw::Cluster& c, std::int64_t stride, double m, Congestion k);
+
+}  // namespace paraxis::cost

@@ -1,0 +1,70 @@
+#pragma once
+// What the oracle predicts for one strategy, and what `train` measures, in one schema.
+#include <string>
+
+#include "plan/strategy.hpp"
+
+namespace paraxis::plan {
+
+struct TimeBreakdown {  // seconds per iteration
+  double forward = 0;
+  double backwardData = 0;
+  double backwardWeight = 0;
+  double update = 0;
+  double gradientAllreduce = 0;  // total time of the gradient reduction
+  double gradientExposed = 0;    // the part not hidden behind backward
+  double halo = 0;
+  double layerCollectives = 0;   // filter allgathers, channel allreduces, spatial gathers
+  double pipelineP2P = 0;
+  double bubble = 0;
+  double shuffle = 0;
+  double negotiation = 0;
+
+  double compute() const { return forward + backwardData + backwardWeight + update; }
+  double communication() const { return gradientExposed + halo + layerCollectives + pipelineP2P + shuffle + negotiation; }
+  double iteration() const { return compute() + communication() + bubble; }
+};
+
+struct MemoryBreakdown {  // bytes per device
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double halo = 0;
+  double fusion = 0;
+  double pipelineInFlight = 0;
+  double workspace = 0;
+
+  double total() const {
+    return weights + gradients + optimizer + activations + halo + fusion + pipelineInFlight + workspace;
+  }
+  // The largest component, for "does not fit" messages.
+  std::string largest() const;
+};
+
+struct Estimate {
+  Strategy strategy;
+  bool feasible = true;
+  std::string infeasibleReason;  // which limit or memory component breaks
+
+  TimeBreakdown time;
+  double iterationOptimistic = 0;  // the range under no / doubled contention
+  double iterationCongested = 0;
+  MemoryBreakdown memory;
+  double memoryCapacity = 0;
+  bool fits = true;
+  std::string allreduceAlgorithm;
+
+  double samplesPerSecond = 0;
+  double iterationsPerEpoch = 0;
+  double epochSeconds = 0;
+  double epochs = 0;
+  double timeToTrain = 0;
+  double deviceHours = 0;
+  double scalingEfficiency = 0;  // throughput / (devices x one device's throughput)
+  double statisticalEfficiency = 0;
+  double modelParallelSpeedup = 0;
+  std::string bottleneck;
+};
+
+}  // namespace paraxis::plan

@@ -1,0 +1,393 @@
+#include "plan/estimator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/topology.hpp"
+#include "plan/gradient_schedule.hpp"
+#include "plan/layer_split.hpp"
+#include "plan/pipeline_partition.hpp"
+
+namespace paraxis::plan {
+namespace {
+
+using cost::Congestion;
+using cost::Placement;
+using detail::LayerSplit;
+
+struct Evaluation {
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  std::string allreduceAlgorithm = "none";
+  double replicaSeconds = 0;  // one replica's iteration without the gradient reduction
+};
+
+double inputElements(const graph::Model& m, const graph::Layer& layer) {
+  return layer.inputs.empty() ? static_cast<double>(layer.output.elements())
+                              : static_cast<double>(m.layer(layer.inputs.front()).output.elements());
+}
+
+double wireBytes(double bytes, const CommSettings& c) { return bytes * (c.fp16 ? 0.5 : 1.0) * c.density; }
+
+// Halo exchange of one layer, forward (x) and backward (dL/dy): per split dimension, the two
+// faces travel at once to the neighbours along that axis.
+double haloSeconds(const PlanInputs& in, const Grid& g, const graph::Layer& layer, const graph::TensorShape& x,
+                   double samples, Congestion k, double* bufferBytes) {
+  const int rank = x.rank();
+  if (rank < 2 || layer.counts.halo.empty()) return 0;
+  const std::vector<int> splits = rank == 3 ? std::vector<int>{g.depth, g.height, g.width}
+                                            : std::vector<int>{g.height, g.width};
+  const std::vector<std::int64_t> strides = rank == 3 ? std::vector<std::int64_t>{g.strideDepth(), g.strideHeight(), 1}
+                                                      : std::vector<std::int64_t>{g.strideHeight(), 1};
+  double seconds = 0;
+  for (int d = 0; d < rank; ++d) {
+    const auto halo = static_cast<double>(layer.counts.halo[d]);
+    if (splits[d] <= 1 || halo <= 0) continue;
+    double face = static_cast<double>(x.channels) * halo * samples;
+    for (int o = 0; o < rank; ++o) {
+      if (o != d) face *= std::ceil(static_cast<double>(x.spatial[o]) / splits[o]);
+    }
+    const double bytes = face * in.model->bytesPerElement();
+    seconds += 2 * cost::pointToPointOn(*in.cluster, strides[d], bytes, k).seconds;
+    *bufferBytes = std::max(*bufferBytes, 4 * bytes);  // two faces, sent and received
+  }
+  return seconds;
+}
+
+// The gradient reduction of `bytes` over every rank that holds the same weights.
+double reduceGradients(const PlanInputs& in, const Grid& g, const CommSettings& c, double bytes, Congestion k,
+                       std::string* algorithm) {
+  const double wire = wireBytes(bytes, c);
+  double seconds = 0;
+  const bool contiguous = g.pipeline * g.channel * g.filter == 1;
+  std::vector<Placement> parts;
+  if (contiguous) {
+    parts.push_back({static_cast<std::int64_t>(g.data) * g.spatial(), 1});
+  } else {
+    parts.push_back({g.spatial(), 1});
+    parts.push_back({g.data, g.strideData()});
+  }
+  for (const Placement& p : parts) {
+    const cost::CollectiveEstimate e = cost::allreduceOn(*in.cluster, p, wire, k);
+    seconds += e.seconds;
+    if (algorithm != nullptr && p.size > 1) *algorithm = e.algorithm;
+  }
+  const double memoryBandwidth = in.cluster->device.memoryBandwidth;
+  if (c.fp16) seconds += 2 * bytes / memoryBandwidth;  // casts down and back up
+  if (c.density < 1) {
+    // Chunk norms agreed by a small allreduce, then selection and the residual update.
+    const double chunks = std::ceil(bytes / (4.0 * 1024));
+    seconds += cost::allreduceOn(*in.cluster, parts.back(), chunks * 4, k).seconds + 3 * bytes / memoryBandwidth;
+  }
+  return seconds;
+}
+
+double negotiationSeconds(const PlanInputs& in, const Grid& g, const CommSettings& c, int tensors, Congestion k) {
+  const Placement all{static_cast<std::int64_t>(g.data) * g.spatial(), 1};
+  if (c.negotiation == Negotiation::kDecentralized) {
+    return cost::allreduceOn(*in.cluster, all, 8.0 * std::ceil(tensors / 64.0), k).seconds;
+  }
+  if (c.negotiation == Negotiation::kCentralized) {
+    // A gather of every rank's ready list at rank 0, then a broadcast of the decision.
+    const cost::GroupLink link = cost::groupLink(*in.cluster, all, k);
+    const double list = 4.0 * tensors;
+    return static_cast<double>(all.size - 1) * (link.link.alpha + list * link.link.beta) +
+           cost::binomialBroadcast(static_cast<int>(all.size), list, link.link);
+  }
+  return 0;
+}
+
+Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
+  const graph::Model& m = *in.model;
+  const hw::Cluster& cl = *in.cluster;
+  const Grid& g = s.grid;
+  const double peak = cl.device.peak(in.dtype);
+  const int delta = m.bytesPerElement();
+  const std::vector<LayerSplit> splits = detail::splitLayers(m, g);
+  const double replicaBatch = static_cast<double>(s.globalBatch) / g.data;
+  const int micro = g.pipeline > 1 ? std::max(1, s.microBatches) : 1;
+  const double samples = replicaBatch / micro;  // per pass of one micro-batch
+
+  Evaluation e;
+  TimeBreakdown& t = e.time;
+  std::vector<double> fwd(m.size()), bwd(m.size()), bwdData(m.size()), bwdWeight(m.size()), comm(m.size());
+  double localParams = 0;
+  double maxHaloBytes = 0;
+  double workspace = 0;
+  double activations = 0;
+  for (int i = 0; i < m.size(); ++i) {
+    const graph::Layer& layer = m.layer(i);
+    const LayerSplit& sp = splits[i];
+    cost::LocalShare share = sp.share;
+    share.samples = samples;
+    const double inElems = inputElements(m, layer);
+    const cost::LayerTimes lt = cost::layerTimes(cl.device, peak, cost::layerWork(layer, inElems, share, delta));
+    fwd[i] = lt.forward;
+    bwdData[i] = lt.backwardData;
+    bwdWeight[i] = lt.backwardWeight;
+    const graph::TensorShape& x = layer.inputs.empty() ? layer.output : m.layer(layer.inputs.front()).output;
+    double layerComm = 0;
+    if (sp.spatial) {
+      const double halo = haloSeconds(in, g, layer, x, samples, k, &maxHaloBytes);
+      t.halo += halo * micro;
+      layerComm += halo;
+    }
+    const double inBytes = inElems * samples * delta;
+    const double outBytes = static_cast<double>(layer.output.elements()) * samples * delta;
+    double collectives = 0;
+    if (sp.gatherAtSplitPoint) collectives += cost::allgatherOn(cl, {g.spatial(), 1}, inBytes, k).seconds;
+    if (sp.gatherInput) {
+      const Placement filters{g.filter, g.strideFilter()};
+      collectives += cost::allgatherOn(cl, filters, inBytes, k).seconds;
+      if (detail::isWeighted(layer)) collectives += cost::reduceScatterOn(cl, filters, inBytes, k).seconds;
+    }
+    if (sp.channelParallel) {
+      const Placement channels{g.channel, g.strideChannel()};
+      collectives += cost::allreduceOn(cl, channels, outBytes, k).seconds;
+      collectives += cost::allgatherOn(cl, channels, inBytes, k).seconds;
+      // Slicing the input's channels and gathering the gradient's are layout copies.
+      collectives += 4 * inBytes / g.channel / cl.device.memoryBandwidth;
+    }
+    t.layerCollectives += collectives * micro;
+    layerComm += collectives;
+    comm[i] = layerComm;
+    bwd[i] = bwdData[i] + bwdWeight[i];
+    const double channelShare = detail::isWeighted(layer) ? sp.share.inputChannels * sp.share.outputChannels : 1.0;
+    localParams += static_cast<double>(layer.counts.params) * channelShare;
+    // Activations kept for backward: the local output, and the gathered input of a filter layer.
+    activations += static_cast<double>(layer.counts.activationBytes) * samples * sp.share.spatial * sp.share.outputChannels;
+    if (sp.gatherInput) activations += inBytes;
+    workspace = std::max(workspace, inBytes * sp.share.inputSpatial + outBytes * sp.share.spatial);
+  }
+
+  // Pipeline: balanced stages; each micro-batch passes every stage forward and backward.
+  std::vector<int> stage(m.size(), 0);
+  double stageParams = localParams;
+  double stageActivations = activations;
+  if (g.pipeline > 1) {
+    std::vector<double> total(m.size());
+    for (int i = 0; i < m.size(); ++i) total[i] = fwd[i] + bwd[i] + comm[i];
+    stage = partitionStages(total, g.pipeline);
+    std::vector<double> sf(g.pipeline), sb(g.pipeline), sc(g.pipeline), sp(g.pipeline), sa(g.pipeline);
+    std::vector<double> boundary(g.pipeline, 0);
+    for (int i = 0; i < m.size(); ++i) {
+      const graph::Layer& layer = m.layer(i);
+      sf[stage[i]] += fwd[i];
+      sb[stage[i]] += bwd[i];
+      sc[stage[i]] += comm[i];
+      const double share = detail::isWeighted(layer) ? splits[i].share.inputChannels * splits[i].share.outputChannels : 1.0;
+      sp[stage[i]] += static_cast<double>(layer.counts.params) * share;
+      sa[stage[i]] += static_cast<double>(layer.counts.activationBytes) * samples * splits[i].share.spatial *
+                      splits[i].share.outputChannels;
+      for (int input : layer.inputs) {
+        if (stage[input] != stage[i]) boundary[stage[input]] += static_cast<double>(m.layer(input).counts.activationBytes) * samples;
+      }
+    }
+    int slowest = 0;
+    for (int st = 1; st < g.pipeline; ++st) {
+      if (sf[st] + sb[st] + sc[st] > sf[slowest] + sb[slowest] + sc[slowest]) slowest = st;
+    }
+    const double maxBoundary = *std::max_element(boundary.begin(), boundary.end());
+    const double p2p = 2 * cost::pointToPointOn(cl, g.stridePipeline(), maxBoundary, k).seconds;
+    const double stageTime = sf[slowest] + sb[slowest] + sc[slowest] + p2p;
+    double bwdLayers = 0;
+    double bwdDataSum = 0;
+    for (int i = 0; i < m.size(); ++i) {
+      if (stage[i] != slowest) continue;
+      bwdLayers += bwd[i];
+      bwdDataSum += bwdData[i];
+    }
+    const double dataShare = bwdLayers > 0 ? bwdDataSum / bwdLayers : 1;
+    t.forward = micro * sf[slowest];
+    t.backwardData = micro * sb[slowest] * dataShare;
+    t.backwardWeight = micro * sb[slowest] * (1 - dataShare);
+    t.halo = 0;
+    t.layerCollectives = micro * sc[slowest];
+    t.pipelineP2P = (micro + g.pipeline - 1) * p2p;
+    t.bubble = (g.pipeline - 1) * (stageTime - p2p);
+    stageParams = sp[slowest];
+    const int inFlight = s.schedule == PipelineSchedule::kGPipe ? micro : std::min(micro, g.pipeline);
+    stageActivations = sa[slowest];
+    e.memory.pipelineInFlight = sa[slowest] * (inFlight - 1);
+  } else {
+    for (int i = 0; i < m.size(); ++i) {
+      t.forward += fwd[i];
+      t.backwardData += bwdData[i];
+      t.backwardWeight += bwdWeight[i];
+    }
+  }
+
+  // The optimizer reads weights, gradients and states and writes weights and states.
+  const double weightBytes = stageParams * 4;
+  const double optimizerBytes = weightBytes * in.optimizerStatesPerWeight;
+  t.update = (3 * weightBytes + 2 * optimizerBytes) / cl.device.memoryBandwidth + cl.device.callOverhead;
+  e.replicaSeconds = t.iteration();
+
+  // Gradients: reduced across the ranks that share the weights, overlapping backward.
+  const bool replicated = static_cast<std::int64_t>(g.data) * g.spatial() > 1;
+  if (replicated && stageParams > 0) {
+    std::vector<GradientSource> sources;
+    double elapsed = 0;
+    const int lastStage = g.pipeline > 1 ? *std::max_element(stage.begin(), stage.end()) : 0;
+    int tensors = 0;
+    for (int i = m.size() - 1; i >= 0; --i) {
+      elapsed += bwd[i] + comm[i] / 2;
+      const graph::Layer& layer = m.layer(i);
+      if (layer.counts.params <= 0 || (g.pipeline > 1 && stage[i] != lastStage)) continue;
+      const double share = detail::isWeighted(layer) ? splits[i].share.inputChannels * splits[i].share.outputChannels : 1.0;
+      sources.push_back({elapsed, static_cast<double>(layer.counts.params) * share * 4});
+      ++tensors;
+    }
+    CommSettings settings = s.comm;
+    if (g.pipeline > 1) settings.overlap = false;  // reduced after the last micro-batch
+    const double negotiation = negotiationSeconds(in, g, settings, tensors, k);
+    std::string algorithm;
+    auto reduce = [&](double bytes) { return reduceGradients(in, g, settings, bytes, k, &algorithm); };
+    const GradientResult r = scheduleGradients(sources, t.backwardData + t.backwardWeight, settings, reduce, negotiation);
+    t.gradientAllreduce = r.total;
+    t.gradientExposed = r.exposed;
+    t.negotiation = 0;  // negotiation latency is inside the schedule
+    e.allreduceAlgorithm = algorithm.empty() ? "none" : algorithm;
+  }
+
+  MemoryBreakdown& mem = e.memory;
+  mem.weights = weightBytes;
+  mem.gradients = weightBytes;
+  mem.optimizer = optimizerBytes;
+  mem.activations = stageActivations;
+  mem.halo = maxHaloBytes;
+  mem.fusion = replicated && s.comm.grouping == Grouping::kFusion ? std::min(s.comm.fusionBytes, weightBytes) : 0;
+  mem.workspace = workspace;
+  return e;
+}
+
+std::string bottleneckOf(const Estimate& e, const PlanInputs& in) {
+  if (!e.feasible) return "infeasible: " + e.infeasibleReason;
+  if (!e.fits) return "memory: " + e.memory.largest() + " does not fit";
+  const TimeBreakdown& t = e.time;
+  const std::pair<double, std::string> parts[] = {
+      {t.compute(), "compute"},
+      {t.gradientExposed, fmt::format("gradient allreduce ({}, exposed)", e.allreduceAlgorithm)},
+      {t.halo, "halo exchange"},
+      {t.layerCollectives, "per-layer collectives"},
+      {t.bubble, "pipeline bubble"},
+      {t.pipelineP2P, "pipeline transfers"},
+  };
+  const auto* worst = &parts[0];
+  for (const auto& p : parts) {
+    if (p.first > worst->first) worst = &p;
+  }
+  const double share = worst->first / t.iteration() * 100;
+  if (worst == &parts[0]) {
+    const double achieved = (in.model->totals().forwardFlops + in.model->totals().backwardDataFlops +
+                             in.model->totals().backwardWeightFlops) * static_cast<double>(e.strategy.globalBatch) /
+                            e.strategy.grid.total() / std::max(1e-30, t.compute());
+    return fmt::format("compute {:.0f}% ({:.0f}% of peak)", share, achieved / in.cluster->device.peak(in.dtype) * 100);
+  }
+  return fmt::format("{} {:.0f}%", worst->second, share);
+}
+
+}  // namespace
+
+std::string limitViolation(const PlanInputs& in, const Strategy& s) {
+  const graph::Model& m = *in.model;
+  const Grid& g = s.grid;
+  const std::int64_t devices = in.cluster->totalDevices();
+  if (g.total() > devices) {
+    return fmt::format("{} needs {} devices; cluster '{}' has {}", g.str(), g.total(), in.cluster->name, devices);
+  }
+  if (s.globalBatch < g.data) {
+    return fmt::format("global batch {} is smaller than the {} data-parallel groups", s.globalBatch, g.data);
+  }
+  if (s.globalBatch % g.data != 0) {
+    return fmt::format("global batch {} does not divide over {} data-parallel groups", s.globalBatch, g.data);
+  }
+  const graph::TensorShape& input = m.inputShape();
+  if (g.depth > 1 && input.rank() != 3) return fmt::format("a depth split needs a 3-D input; '{}' is {}", m.name(), input.str());
+  if (g.spatial() > 1) {
+    const std::vector<int> splits = input.rank() == 3 ? std::vector<int>{g.depth, g.height, g.width}
+                                                      : std::vector<int>{g.height, g.width};
+    const char* names[] = {"depth", "height", "width"};
+    for (std::size_t d = 0; d < splits.size(); ++d) {
+      if (splits[d] > input.spatial[d]) {
+        return fmt::format("spatial split of {} over {} exceeds the input's {} of {}",
+                           names[d + 3 - splits.size()], splits[d], names[d + 3 - splits.size()], input.spatial[d]);
+      }
+    }
+  }
+  bool first = true;
+  int computeLayers = 0;
+  for (const graph::Layer& layer : m.layers()) {
+    if (layer.counts.forwardFlops > 0) ++computeLayers;
+    if (!detail::isWeighted(layer)) continue;
+    const std::int64_t filters = layer.output.channels;
+    if (g.filter > filters) {
+      return fmt::format("filter split over {} exceeds the {} filters of layer '{}'", g.filter, filters, layer.name);
+    }
+    const std::int64_t channels = layer.inputs.empty() ? 0 : m.layer(layer.inputs.front()).output.elements() /
+                                                                 std::max<std::int64_t>(1, m.layer(layer.inputs.front()).output.spatialElements());
+    if (!first && g.channel > channels) {
+      return fmt::format("channel split over {} exceeds the {} input channels of layer '{}'", g.channel, channels,
+                         layer.name);
+    }
+    first = false;
+  }
+  if (g.pipeline > computeLayers) {
+    return fmt::format("{} pipeline stages exceed the {} layers that compute", g.pipeline, computeLayers);
+  }
+  if (g.pipeline > 1) {
+    const std::int64_t replica = s.globalBatch / g.data;
+    if (s.microBatches < 1 || replica % s.microBatches != 0) {
+      return fmt::format("{} micro-batches do not divide the {} samples of a pipeline replica", s.microBatches, replica);
+    }
+  }
+  return "";
+}
+
+double serialIterationSeconds(const PlanInputs& in, double samples) {
+  Strategy serial{"serial", Grid{}, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(samples)))};
+  return evaluate(in, serial, Congestion::kExpected).time.iteration();
+}
+
+Estimate estimate(const PlanInputs& in, const Strategy& s, bool withRange) {
+  Estimate e;
+  e.strategy = s;
+  e.infeasibleReason = limitViolation(in, s);
+  e.feasible = e.infeasibleReason.empty();
+  e.memoryCapacity = in.cluster->device.memoryBytes;
+  if (!e.feasible) {
+    e.bottleneck = bottleneckOf(e, in);
+    return e;
+  }
+  const Evaluation expected = evaluate(in, s, in.congestion);
+  e.time = expected.time;
+  e.memory = expected.memory;
+  e.allreduceAlgorithm = expected.allreduceAlgorithm;
+  e.fits = e.memory.total() <= e.memoryCapacity;
+  if (withRange) {
+    e.iterationOptimistic = evaluate(in, s, Congestion::kOptimistic).time.iteration();
+    e.iterationCongested = evaluate(in, s, Congestion::kCongested).time.iteration();
+  }
+  const double iteration = e.time.iteration();
+  const auto batch = static_cast<double>(s.globalBatch);
+  const int devices = s.grid.total();
+  e.samplesPerSecond = batch / iteration;
+  e.iterationsPerEpoch = std::ceil(in.datasetSamples / batch);
+  e.epochSeconds = e.iterationsPerEpoch * iteration;
+  e.epochs = in.statistics.epochs(batch);
+  e.timeToTrain = e.epochs * e.epochSeconds;
+  e.deviceHours = e.timeToTrain * devices / 3600;
+  const double perDevice = batch / devices;
+  const double serial = serialIterationSeconds(in, perDevice);
+  e.scalingEfficiency = e.samplesPerSecond / (devices * perDevice / serial);
+  e.statisticalEfficiency = in.statistics.epochs(perDevice) / e.epochs;
+  // One replica (its model-parallel devices) against one device, per sample.
+  const double replicaSamples = batch / s.grid.data;
+  e.modelParallelSpeedup = (serial / perDevice) / (expected.replicaSeconds / replicaSamples);
+  e.bottleneck = bottleneckOf(e, in);
+  return e;
+}
+
+}  // namespace paraxis::plan

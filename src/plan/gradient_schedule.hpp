@@ -1,0 +1,39 @@
+#pragma once
+// The gradient reduction as a schedule over gradient groups (COST-MODELS.md section 5):
+// gradients become ready in reverse layer order during backward; a group is reduced once all
+// its members are ready and the network is free; what finishes after backward is exposed.
+#include <functional>
+#include <vector>
+
+#include "plan/strategy.hpp"
+
+namespace paraxis::plan {
+
+struct GradientSource {  // one layer with weights, in backward order
+  double readySeconds;   // when backward has produced its weight gradient
+  double bytes;          // its gradient, fp32
+};
+
+struct GroupCost {
+  double bytes;
+  double seconds;  // reduction of the group
+};
+
+struct GradientResult {
+  double total = 0;        // sum of the groups' reductions (and negotiation)
+  double exposed = 0;      // past the end of backward
+  double negotiation = 0;
+  int groups = 0;
+};
+
+// `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
+// by the caller); `negotiate()` one negotiation round.
+GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
+                                 const CommSettings& settings, const std::function<double(double)>& reduce,
+                                 double negotiationSeconds);
+
+// Groups the sources' bytes (backward order) as the settings say: fusion buckets with a small
+// first bucket, one group per layer, or N groups of about equal bytes.
+std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const CommSettings& settings);
+
+}  // namespace paraxis::plan

@@ -1,0 +1,100 @@
+#include "plan/layer_split.hpp"
+
+#include <cmath>
+
+namespace paraxis::plan::detail {
+namespace {
+
+using graph::LayerKind;
+
+std::vector<int> splitsFor(const Grid& grid, int rank) {
+  if (rank == 3) return {grid.depth, grid.height, grid.width};
+  if (rank == 2) return {grid.height, grid.width};
+  return {};
+}
+
+// Layers that work channel by channel can run on a channel slice.
+bool channelwise(LayerKind kind) {
+  return kind == LayerKind::kBatchNorm || kind == LayerKind::kActivation || kind == LayerKind::kDropout ||
+         kind == LayerKind::kMaxPool || kind == LayerKind::kAvgPool || kind == LayerKind::kAdd ||
+         kind == LayerKind::kAdaptiveAvgPool || kind == LayerKind::kGlobalAvgPool;
+}
+
+}  // namespace
+
+bool isWeighted(const graph::Layer& layer) {
+  return layer.kind == LayerKind::kConv || layer.kind == LayerKind::kDeconv ||
+         layer.kind == LayerKind::kFullyConnected;
+}
+
+int spatialSplitPoint(const graph::Model& model, const Grid& grid) {
+  if (grid.spatial() == 1) return model.size();
+  for (int i = 1; i < model.size(); ++i) {
+    const graph::Layer& layer = model.layer(i);
+    const auto splits = splitsFor(grid, layer.output.rank());
+    const bool spatialKind = layer.kind != LayerKind::kGlobalAvgPool && layer.kind != LayerKind::kAdaptiveAvgPool &&
+                             layer.kind != LayerKind::kFlatten && layer.kind != LayerKind::kFullyConnected &&
+                             layer.kind != LayerKind::kSoftmaxLoss && layer.kind != LayerKind::kMseLoss;
+    if (!spatialKind || splits.empty()) return i;
+    for (std::size_t d = 0; d < splits.size(); ++d) {
+      const std::int64_t halo = layer.counts.halo.size() > d ? layer.counts.halo[d] : 0;
+      if (layer.output.spatial[d] < splits[d] || layer.output.spatial[d] / splits[d] < std::max<std::int64_t>(1, halo)) {
+        return i;
+      }
+    }
+  }
+  return model.size();
+}
+
+std::vector<LayerSplit> splitLayers(const graph::Model& model, const Grid& grid) {
+  std::vector<LayerSplit> out(model.size());
+  const int splitPoint = spatialSplitPoint(model, grid);
+  bool seenWeighted = false;
+  for (int i = 0; i < model.size(); ++i) {
+    const graph::Layer& layer = model.layer(i);
+    LayerSplit& s = out[i];
+    const graph::TensorShape& in = layer.inputs.empty() ? layer.output : model.layer(layer.inputs.front()).output;
+    if (i < splitPoint && grid.spatial() > 1) {
+      s.spatial = true;
+      const auto splits = splitsFor(grid, layer.output.rank());
+      double outShare = 1;
+      double inShare = 1;
+      for (std::size_t d = 0; d < splits.size(); ++d) {
+        const double local = std::ceil(static_cast<double>(layer.output.spatial[d]) / splits[d]);
+        outShare *= local / static_cast<double>(layer.output.spatial[d]);
+        if (in.rank() == layer.output.rank()) {
+          const double halo = layer.counts.halo.size() > d ? static_cast<double>(layer.counts.halo[d]) : 0;
+          const double localIn = std::ceil(static_cast<double>(in.spatial[d]) / splits[d]) + 2 * halo;
+          inShare *= std::min(1.0, localIn / static_cast<double>(in.spatial[d]));
+        }
+      }
+      s.share.spatial = outShare;
+      s.share.inputSpatial = inShare;
+    }
+    s.gatherAtSplitPoint = grid.spatial() > 1 && i == splitPoint && i < model.size();
+    bool inputSplit = !layer.inputs.empty();
+    for (int input : layer.inputs) inputSplit = inputSplit && out[input].channelSplit;
+    if (grid.filter > 1) {
+      if (isWeighted(layer)) {
+        s.channelSplit = true;
+        s.gatherInput = inputSplit || (!layer.inputs.empty() && out[layer.inputs.front()].channelSplit);
+        s.share.outputChannels = 1.0 / grid.filter;
+      } else if (inputSplit && channelwise(layer.kind)) {
+        s.channelSplit = true;
+        s.share.outputChannels = 1.0 / grid.filter;
+      } else {
+        s.gatherInput = inputSplit;
+      }
+    }
+    if (grid.channel > 1 && isWeighted(layer)) {
+      if (seenWeighted) {
+        s.channelParallel = true;
+        s.share.inputChannels = 1.0 / grid.channel;
+      }
+    }
+    seenWeighted = seenWeighted || isWeighted(layer);
+  }
+  return out;
+}
+
+}  // namespace paraxis::plan::detail

@@ -1,0 +1,65 @@
+#pragma once
+// A parallel strategy: a process grid with named axes, the batch, pipeline settings and the
+// communication options. Plain data: `plan --emit` writes it as JSON (docs/strategy-json.md)
+// and `train --plan` reads it back.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace paraxis::plan {
+
+// Ranks are laid out data (outermost), pipeline, channel, filter, spatial-d, -h, -w (innermost),
+// so model-parallel axes share a node first.
+struct Grid {
+  int data = 1;
+  int pipeline = 1;
+  int channel = 1;
+  int filter = 1;
+  int depth = 1;
+  int height = 1;
+  int width = 1;
+
+  int spatial() const { return depth * height * width; }
+  int modelParallel() const { return pipeline * channel * filter * spatial(); }
+  int total() const { return data * modelParallel(); }
+  // Distance between neighbouring ranks along each axis.
+  std::int64_t strideWidth() const { return 1; }
+  std::int64_t strideHeight() const { return width; }
+  std::int64_t strideDepth() const { return static_cast<std::int64_t>(width) * height; }
+  std::int64_t strideFilter() const { return spatial(); }
+  std::int64_t strideChannel() const { return static_cast<std::int64_t>(spatial()) * filter; }
+  std::int64_t stridePipeline() const { return strideChannel() * channel; }
+  std::int64_t strideData() const { return stridePipeline() * pipeline; }
+  std::string str() const;  // "data=16 x filter=4"
+};
+
+enum class PipelineSchedule { kGPipe, kOneFOneB };
+enum class Grouping { kFusion, kPerLayer, kGroups };
+enum class Negotiation { kNone, kCentralized, kDecentralized };
+
+struct CommSettings {
+  bool overlap = true;               // reduce gradient groups while backward continues
+  Grouping grouping = Grouping::kFusion;
+  double fusionBytes = 64.0 * (1 << 20);  // lazy allreduce threshold
+  double firstBucketBytes = 1.0 * (1 << 20);  // a small first bucket starts communication early
+  int groups = 4;                    // for kGroups
+  Negotiation negotiation = Negotiation::kNone;
+  double cycleSeconds = 0;           // negotiation cycle (Horovod's cycle time)
+  bool fp16 = false;                 // gradients on the wire in fp16
+  double density = 1.0;              // chunk-sparse: fraction of chunks sent
+};
+
+struct Strategy {
+  std::string name;  // "data", "data+filter", ...
+  Grid grid;
+  std::int64_t globalBatch = 0;
+  int microBatches = 1;  // pipeline only
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  CommSettings comm;
+};
+
+std::string scheduleName(PipelineSchedule s);
+std::string groupingName(Grouping g);
+std::string negotiationName(Negotiation n);
+
+}  // namespace paraxis::plan

@@ -1,0 +1,109 @@
+#include "plan/strategy_json.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace paraxis::plan {
+
+nlohmann::json strategyJson(const Strategy& s) {
+  const Grid& g = s.grid;
+  const CommSettings& c = s.comm;
+  return {{"version", 1},
+          {"name", s.name},
+          {"grid",
+           {{"data", g.data}, {"pipeline", g.pipeline}, {"channel", g.channel}, {"filter", g.filter},
+            {"spatial_d", g.depth}, {"spatial_h", g.height}, {"spatial_w", g.width}}},
+          {"global_batch", s.globalBatch},
+          {"micro_batches", s.microBatches},
+          {"schedule", scheduleName(s.schedule)},
+          {"comm",
+           {{"overlap", c.overlap}, {"grouping", groupingName(c.grouping)}, {"fusion_bytes", c.fusionBytes},
+            {"first_bucket_bytes", c.firstBucketBytes}, {"groups", c.groups},
+            {"negotiation", negotiationName(c.negotiation)}, {"cycle_seconds", c.cycleSeconds}, {"fp16", c.fp16},
+            {"density", c.density}}}};
+}
+
+Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
+  auto fail = [&](const std::string& key, const std::string& what) -> void {
+    throw ConfigError(fmt::format("{}: {}: {}", source, key, what));
+  };
+  try {
+    Strategy s;
+    if (d.value("version", 0) != 1) fail("version", "expected 1");
+    s.name = d.at("name").get<std::string>();
+    const auto& g = d.at("grid");
+    s.grid = {g.at("data").get<int>(), g.at("pipeline").get<int>(), g.at("channel").get<int>(),
+              g.at("filter").get<int>(), g.at("spatial_d").get<int>(), g.at("spatial_h").get<int>(),
+              g.at("spatial_w").get<int>()};
+    for (int v : {s.grid.data, s.grid.pipeline, s.grid.channel, s.grid.filter, s.grid.depth, s.grid.height, s.grid.width}) {
+      if (v < 1) fail("grid", "every axis must be at least 1");
+    }
+    s.globalBatch = d.at("global_batch").get<std::int64_t>();
+    if (s.globalBatch < 1) fail("global_batch", "expected at least 1");
+    s.microBatches = d.value("micro_batches", 1);
+    const std::string schedule = d.value("schedule", "1f1b");
+    if (schedule != "1f1b" && schedule != "gpipe") fail("schedule", "expected 1f1b or gpipe, found '" + schedule + "'");
+    s.schedule = schedule == "gpipe" ? PipelineSchedule::kGPipe : PipelineSchedule::kOneFOneB;
+    if (d.contains("comm")) {
+      const auto& c = d.at("comm");
+      s.comm.overlap = c.value("overlap", true);
+      const std::string grouping = c.value("grouping", "fusion");
+      if (grouping == "fusion") s.comm.grouping = Grouping::kFusion;
+      else if (grouping == "per-layer") s.comm.grouping = Grouping::kPerLayer;
+      else if (grouping == "groups") s.comm.grouping = Grouping::kGroups;
+      else fail("comm.grouping", "expected fusion, per-layer or groups, found '" + grouping + "'");
+      s.comm.fusionBytes = c.value("fusion_bytes", s.comm.fusionBytes);
+      s.comm.firstBucketBytes = c.value("first_bucket_bytes", s.comm.firstBucketBytes);
+      s.comm.groups = c.value("groups", s.comm.groups);
+      const std::string negotiation = c.value("negotiation", "none");
+      if (negotiation == "none") s.comm.negotiation = Negotiation::kNone;
+      else if (negotiation == "centralized") s.comm.negotiation = Negotiation::kCentralized;
+      else if (negotiation == "decentralized") s.comm.negotiation = Negotiation::kDecentralized;
+      else fail("comm.negotiation", "expected none, centralized or decentralized, found '" + negotiation + "'");
+      s.comm.cycleSeconds = c.value("cycle_seconds", 0.0);
+      s.comm.fp16 = c.value("fp16", false);
+      s.comm.density = c.value("density", 1.0);
+      if (s.comm.density <= 0 || s.comm.density > 1) fail("comm.density", "expected a fraction in (0, 1]");
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(fmt::format("{}: malformed strategy: {}", source, e.what()));
+  }
+}
+
+nlohmann::json estimateJson(const Estimate& e) {
+  const TimeBreakdown& t = e.time;
+  const MemoryBreakdown& m = e.memory;
+  return {{"strategy", strategyJson(e.strategy)},
+          {"grid", e.strategy.grid.str()},
+          {"gpus", e.strategy.grid.total()},
+          {"feasible", e.feasible},
+          {"infeasible_reason", e.infeasibleReason},
+          {"fits", e.fits},
+          {"time",
+           {{"forward", t.forward}, {"backward_data", t.backwardData}, {"backward_weight", t.backwardWeight},
+            {"update", t.update}, {"gradient_allreduce", t.gradientAllreduce}, {"gradient_exposed", t.gradientExposed},
+            {"halo", t.halo}, {"layer_collectives", t.layerCollectives}, {"pipeline_p2p", t.pipelineP2P},
+            {"bubble", t.bubble}, {"shuffle", t.shuffle}, {"negotiation", t.negotiation},
+            {"compute", t.compute()}, {"communication", t.communication()}, {"iteration", t.iteration()},
+            {"iteration_optimistic", e.iterationOptimistic}, {"iteration_congested", e.iterationCongested}}},
+          {"memory",
+           {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
+            {"activations", m.activations}, {"halo", m.halo}, {"fusion", m.fusion},
+            {"pipeline_in_flight", m.pipelineInFlight}, {"workspace", m.workspace}, {"total", m.total()},
+            {"capacity", e.memoryCapacity}}},
+          {"allreduce_algorithm", e.allreduceAlgorithm},
+          {"samples_per_second", e.samplesPerSecond},
+          {"iterations_per_epoch", e.iterationsPerEpoch},
+          {"epoch_seconds", e.epochSeconds},
+          {"epochs", e.epochs},
+          {"time_to_train_seconds", e.timeToTrain},
+          {"device_hours", e.deviceHours},
+          {"scaling_efficiency", e.scalingEfficiency},
+          {"statistical_efficiency", e.statisticalEfficiency},
+          {"model_parallel_speedup", e.modelParallelSpeedup},
+          {"bottleneck", e.bottleneck}};
+}
+
+}  // namespace paraxis::plan
