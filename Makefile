@@ -20,7 +20,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	./$(BUILD)/paraxis models show resnet50
+	./$(BUILD)/paraxis plan --model resnet50 --cluster abci --gpus 8..1024 --top 16 --explain
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600

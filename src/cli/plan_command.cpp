@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "hw/presets.hpp"
+#include "plan/layer_search.hpp"
 #include "plan/paradl.hpp"
 #include "plan/planner.hpp"
 #include "plan/strategy_json.hpp"
@@ -20,6 +21,7 @@ namespace paraxis::cli {
 namespace {
 
 struct Options : ModelSource {
+  Options() { model = "resnet50"; }
   std::string cluster = "abci";
   std::string gpus = "8..1024";
   std::string batchPerGpu = "32";
@@ -48,6 +50,7 @@ struct Options : ModelSource {
   double density = 1;
   int microPerStage = 4;
   std::string schedule = "1f1b";
+  bool perLayer = false;
 };
 
 template <typename T>
@@ -143,12 +146,20 @@ void runParadl(const Options& o, const plan::PlanInputs& in, const plan::PlanReq
   printParadlTable(rows, context.out);
 }
 
+void runPerLayer(const plan::PlanInputs& in, const plan::PlanRequest& r, Context& context) {
+  const int gpus = r.gpus.front();
+  const std::int64_t batch = r.globalBatch > 0 ? r.globalBatch : std::max<std::int64_t>(1, r.batchPerGpu) * gpus;
+  const plan::LayerSearchResult result = plan::searchDistributions(in, gpus, batch);
+  printLayerSearch(*in.model, result, gpus, batch, context.out);
+}
+
 void run(const Options& o, Context& context) {
   const graph::Model model = loadModel(o);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const plan::PlanInputs in = inputs(o, model, cluster);
   const plan::PlanRequest r = request(o);
   if (o.variant == "paradl") return runParadl(o, in, r, context);
+  if (o.perLayer) return runPerLayer(in, r, context);
   if (o.variant != "default") throw ConfigError(fmt::format("--model-variant: expected default or paradl, found '{}'", o.variant));
   std::vector<plan::Estimate> estimates = plan::planAll(in, r);
   // An explicit single request that cannot run is a user error, not a table row.
@@ -179,7 +190,7 @@ void run(const Options& o, Context& context) {
 void addPlanCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("plan", "Predict, explain and rank parallel strategies (no MPI, no torch)");
-  c->add_option("--model", o->model, "zoo name or model .yaml file")->required();
+  c->add_option("--model", o->model, "zoo name or model .yaml file (default resnet50)");
   c->add_option("--input", o->input, "spatial input extents (zoo models)");
   c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
   c->add_option("--gpus", o->gpus, "GPU counts: 64, 8..1024 (powers of two) or 8,16,48 (default 8..1024)");
@@ -211,6 +222,8 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--micro-batches-per-stage", o->microPerStage, "pipeline micro-batches per stage (default 4)")
       ->check(CLI::PositiveNumber);
   c->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
+  c->add_flag("--per-layer", o->perLayer,
+              "search each layer's own sample x spatial distribution (first GPU count), layer by layer");
   c->callback([o, &context] { run(*o, context); });
 }
 

@@ -135,6 +135,37 @@ void printExplanation(const plan::PlanInputs& in, const plan::Estimate& e, std::
   (void)in;
 }
 
+void printLayerSearch(const graph::Model& model, const plan::LayerSearchResult& r, int gpus, std::int64_t batch,
+                      std::ostream& out) {
+  out << fmt::format("{}: per-layer distributions over {} GPUs, global batch {} (n samples x d x h x w, r replicas)\n\n",
+                     model.name(), gpus, batch);
+  Table t;
+  t.addColumn("#", Table::Align::kRight);
+  t.addColumn("layer");
+  t.addColumn("output", Table::Align::kRight);
+  t.addColumn("distribution");
+  t.addColumn("layer ms", Table::Align::kRight);
+  t.addColumn("shuffle ms", Table::Align::kRight);
+  for (int i = 0; i < model.size(); ++i) {
+    const bool changed = i == 0 || !(r.perLayer[i] == r.perLayer[i - 1]);
+    t.addRow({std::to_string(i), model.layer(i).name, model.layer(i).output.str(), changed ? r.perLayer[i].str() : "\"",
+              fmt::format("{:.3f}", r.layerSeconds[i] * 1e3),
+              r.shuffleSeconds[i] > 0 ? fmt::format("{:.3f}", r.shuffleSeconds[i] * 1e3) : ""});
+  }
+  t.print(out);
+  out << fmt::format("\ntotal {} per iteration (layers {}, shuffles {})\n", formatSeconds(r.totalSeconds),
+                     formatSeconds(r.totalSeconds - [&] {
+                       double s = 0;
+                       for (double x : r.shuffleSeconds) s += x;
+                       return s;
+                     }()),
+                     formatSeconds([&] {
+                       double s = 0;
+                       for (double x : r.shuffleSeconds) s += x;
+                       return s;
+                     }()));
+}
+
 void printParadlTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
   Table t;
   t.addColumn("strategy");

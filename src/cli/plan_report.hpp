@@ -6,6 +6,7 @@
 
 #include "plan/estimate.hpp"
 #include "plan/inputs.hpp"
+#include "plan/layer_search.hpp"
 
 namespace paraxis::cli {
 
@@ -13,6 +14,8 @@ void printPlanTable(const graph::Model& model, const hw::Cluster& cluster, const
                     const std::vector<plan::Estimate>& estimates, std::ostream& out);
 void printPlanCsv(const std::vector<plan::Estimate>& estimates, std::ostream& out);
 void printExplanation(const plan::PlanInputs& inputs, const plan::Estimate& estimate, std::ostream& out);
+void printLayerSearch(const graph::Model& model, const plan::LayerSearchResult& result, int gpus,
+                      std::int64_t batch, std::ostream& out);
 void printParadlTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out);
 
 }  // namespace paraxis::cli

@@ -15,7 +15,9 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   const double flopShare = s.samples * s.spatial * channelShare;
   const double delta = bytesPerElement;
   const double in = inputElements * s.samples * s.inputSpatial * s.inputChannels * delta;
-  const double out = static_cast<double>(layer.output.elements()) * s.samples * s.spatial * s.outputChannels * delta;
+  // activationBytes is the output's element count times the element size, already computed.
+  const double out = static_cast<double>(c.activationBytes) / bytesPerElement * s.samples * s.spatial *
+                     s.outputChannels * delta;
   const double weights = static_cast<double>(c.params) * channelShare * delta;
   LayerWork w;
   w.forward = {c.forwardFlops * flopShare, in + out + weights};
@@ -31,9 +33,23 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work) 
   return device.callOverhead + std::max(compute, memory);
 }
 
+namespace {
+
+double passWithEfficiency(const hw::Device& device, double peak, const PassWork& work, double efficiency) {
+  if (work.flops <= 0 && work.bytes <= 0) return 0;
+  const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
+  return device.callOverhead + std::max(compute, work.bytes / device.memoryBandwidth);
+}
+
+}  // namespace
+
 LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& work) {
-  return {passSeconds(device, peak, work.forward), passSeconds(device, peak, work.backwardData),
-          passSeconds(device, peak, work.backwardWeight)};
+  // Gradients of weighted layers usually cost what forward costs: evaluate the curve once.
+  const double forward = device.efficiencyAt(work.forward.flops);
+  auto efficiency = [&](double flops) { return flops == work.forward.flops ? forward : device.efficiencyAt(flops); };
+  return {passWithEfficiency(device, peak, work.forward, forward),
+          passWithEfficiency(device, peak, work.backwardData, efficiency(work.backwardData.flops)),
+          passWithEfficiency(device, peak, work.backwardWeight, efficiency(work.backwardWeight.flops))};
 }
 
 }  // namespace paraxis::cost

@@ -25,7 +25,10 @@ double Device::efficiencyAt(double flops) const {
     const EfficiencyPoint& hi = efficiency[i];
     if (flops > hi.flops) continue;
     const EfficiencyPoint& lo = efficiency[i - 1];
-    const double t = std::log(flops / lo.flops) / std::log(hi.flops / lo.flops);
+    // log(a/b) for both ratios: one log for the query, the segment's from the cached table.
+    const double t = efficiencyLogs.size() == efficiency.size()
+                         ? (std::log(flops) - efficiencyLogs[i - 1]) / (efficiencyLogs[i] - efficiencyLogs[i - 1])
+                         : std::log(flops / lo.flops) / std::log(hi.flops / lo.flops);
     return lo.efficiency + t * (hi.efficiency - lo.efficiency);
   }
   return efficiency.back().efficiency;
@@ -37,6 +40,11 @@ int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
     if (a / levels[i].ranks == b / levels[i].ranks) return static_cast<int>(i);
   }
   return static_cast<int>(levels.size()) - 1;
+}
+
+void Device::prepare() {
+  efficiencyLogs.clear();
+  for (const EfficiencyPoint& p : efficiency) efficiencyLogs.push_back(std::log(p.flops));
 }
 
 void Cluster::validate(const std::string& source) const {

@@ -28,6 +28,9 @@ struct Device {
 
   double peak(const std::string& dtype) const;  // throws NotFoundError naming the dtypes known
   double efficiencyAt(double flops) const;
+  // Caches log(flops) of the curve's points (the loader calls it; efficiencyAt works without).
+  void prepare();
+  std::vector<double> efficiencyLogs;
 };
 
 struct NetworkLevel {

@@ -82,6 +82,7 @@ Cluster buildFrom(const YamlValue& root, const std::string& source) {
     c.levels.push_back(readLevel(level, c.devicesPerNode, c.totalDevices()));
   }
   c.validate(source);
+  c.device.prepare();
   return c;
 }
 

@@ -24,9 +24,13 @@ struct Evaluation {
   double replicaSeconds = 0;  // one replica's iteration without the gradient reduction
 };
 
+// Element counts from activationBytes, which the builder already multiplied out.
+double elementsOf(const graph::Model& m, const graph::Layer& layer) {
+  return static_cast<double>(layer.counts.activationBytes) / m.bytesPerElement();
+}
+
 double inputElements(const graph::Model& m, const graph::Layer& layer) {
-  return layer.inputs.empty() ? static_cast<double>(layer.output.elements())
-                              : static_cast<double>(m.layer(layer.inputs.front()).output.elements());
+  return elementsOf(m, layer.inputs.empty() ? layer : m.layer(layer.inputs.front()));
 }
 
 double wireBytes(double bytes, const CommSettings& c) { return bytes * (c.fp16 ? 0.5 : 1.0) * c.density; }
@@ -135,7 +139,7 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
       layerComm += halo;
     }
     const double inBytes = inElems * samples * delta;
-    const double outBytes = static_cast<double>(layer.output.elements()) * samples * delta;
+    const double outBytes = elementsOf(m, layer) * samples * delta;
     double collectives = 0;
     if (sp.gatherAtSplitPoint) collectives += cost::allgatherOn(cl, {g.spatial(), 1}, inBytes, k).seconds;
     if (sp.gatherInput) {
@@ -281,8 +285,9 @@ std::string bottleneckOf(const Estimate& e, const PlanInputs& in) {
   }
   const double share = worst->first / t.iteration() * 100;
   if (worst == &parts[0]) {
-    const double achieved = (in.model->totals().forwardFlops + in.model->totals().backwardDataFlops +
-                             in.model->totals().backwardWeightFlops) * static_cast<double>(e.strategy.globalBatch) /
+    const graph::ModelTotals totals = in.model->totals();
+    const double achieved = (totals.forwardFlops + totals.backwardDataFlops + totals.backwardWeightFlops) *
+                            static_cast<double>(e.strategy.globalBatch) /
                             e.strategy.grid.total() / std::max(1e-30, t.compute());
     return fmt::format("compute {:.0f}% ({:.0f}% of peak)", share, achieved / in.cluster->device.peak(in.dtype) * 100);
   }
@@ -347,8 +352,11 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
 }
 
 double serialIterationSeconds(const PlanInputs& in, double samples) {
+  if (const auto it = in.serialSeconds.find(samples); it != in.serialSeconds.end()) return it->second;
   Strategy serial{"serial", Grid{}, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(samples)))};
-  return evaluate(in, serial, Congestion::kExpected).time.iteration();
+  const double seconds = evaluate(in, serial, Congestion::kExpected).time.iteration();
+  in.serialSeconds.emplace(samples, seconds);
+  return seconds;
 }
 
 Estimate estimate(const PlanInputs& in, const Strategy& s, bool withRange) {

@@ -1,5 +1,6 @@
 #pragma once
 // Everything an estimate depends on besides the strategy.
+#include <map>
 #include <string>
 
 #include "cost/topology.hpp"
@@ -17,6 +18,10 @@ struct PlanInputs {
   cost::Congestion congestion = cost::Congestion::kExpected;
   StatisticalModel statistics;                // epochs to target versus global batch
   double datasetSamples = 0;                  // samples per epoch
+
+  // One device's iteration time by batch, the reference for scaling efficiency: filled on
+  // first use, since every strategy at the same batch per GPU compares against it.
+  mutable std::map<double, double> serialSeconds;
 };
 
 }  // namespace paraxis::plan

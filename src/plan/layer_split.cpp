@@ -48,6 +48,7 @@ int spatialSplitPoint(const graph::Model& model, const Grid& grid) {
 
 std::vector<LayerSplit> splitLayers(const graph::Model& model, const Grid& grid) {
   std::vector<LayerSplit> out(model.size());
+  if (grid.modelParallel() == 1) return out;  // every rank runs whole layers
   const int splitPoint = spatialSplitPoint(model, grid);
   bool seenWeighted = false;
   for (int i = 0; i < model.size(); ++i) {

@@ -1,0 +1,132 @@
+// Strategy estimates on a three-layer model, term by term, computed by hand.
+#include "plan/estimator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cost/collective_cost.hpp"
+#include "plan_fixture.hpp"
+
+namespace paraxis::plan {
+namespace {
+
+using testing::inputsFor;
+
+const double kPeak = 1e12;
+const double kBandwidth = 100e9;
+const cost::LinkParams kNode{1e-6, 1.0 / 10e9, 3.0 / 100e9};
+
+// Roofline of one pass: max(FLOPs / peak, bytes / bandwidth).
+double pass(double flops, double bytes) { return std::max(flops / kPeak, bytes / kBandwidth); }
+
+class ThreeLayers : public ::testing::Test {
+ protected:
+  graph::Model model = testing::threeLayers();
+  hw::Cluster cluster = testing::toyCluster();
+  PlanInputs in = inputsFor(model, cluster);
+};
+
+TEST_F(ThreeLayers, DataParallelComputeAndGradientAllreduceByHand) {
+  const Strategy s{"data", Grid{.data = 2}, 8};
+  const Estimate e = estimate(in, s);
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  // Each rank runs 4 samples. conv: 2*4*9*8*64 FLOPs per sample; in 4x8x8, out 8x8x8, 288 weights.
+  const double conv = 2.0 * 4 * 9 * 8 * 64 * 4;
+  const double convBytes = (4 * 64 + 8 * 64) * 4 * 4.0 + 288 * 4;
+  const double relu = 8 * 64 * 4.0;
+  const double reluBytes = 2 * 8 * 64 * 4 * 4.0;
+  const double fc = (2.0 * 512 * 10 + 10) * 4;
+  const double fcBytes = (512 + 10) * 4 * 4.0 + 5130 * 4;
+  EXPECT_NEAR(e.time.forward, pass(conv, convBytes) + pass(relu, reluBytes) + pass(fc, fcBytes), 1e-15);
+  // The whole gradient (5418 fp32 values) in one bucket, reduced after backward on the node link.
+  const double bytes = (288 + 5130) * 4.0;
+  const double reduce = cost::bestFlatAllreduce(2, bytes, kNode).seconds;
+  EXPECT_NEAR(e.time.gradientAllreduce, reduce, 1e-15);
+  EXPECT_NEAR(e.time.gradientExposed, reduce, 1e-12);  // the conv layer's gradient comes last
+  EXPECT_EQ(e.time.halo, 0);
+  EXPECT_EQ(e.time.bubble, 0);
+  // Memory: weights, gradients and momentum of 5418 values, activations of 4 samples.
+  EXPECT_DOUBLE_EQ(e.memory.weights, bytes);
+  EXPECT_DOUBLE_EQ(e.memory.optimizer, bytes);
+  EXPECT_DOUBLE_EQ(e.memory.activations, model.totals().activationBytes * 4.0);
+  EXPECT_TRUE(e.fits);
+  EXPECT_NEAR(e.samplesPerSecond, 8 / e.time.iteration(), 1e-9);
+  EXPECT_DOUBLE_EQ(e.epochs, 10);
+  EXPECT_NEAR(e.timeToTrain, 10 * 100 * e.time.iteration(), 1e-12);
+}
+
+TEST_F(ThreeLayers, FilterParallelGathersTheFcInput) {
+  const Strategy s{"filter", Grid{.filter = 2}, 4};
+  const Estimate e = estimate(in, s);
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  // conv and relu run on 4 of 8 channels; fc needs all 512 inputs: allgather forward,
+  // reduce-scatter of the input gradient backward, for 4 samples.
+  const double fcInput = 512 * 4 * 4.0;
+  EXPECT_NEAR(e.time.layerCollectives, cost::ringAllgather(2, fcInput, kNode) + cost::ringReduceScatter(2, fcInput, kNode),
+              1e-15);
+  EXPECT_EQ(e.time.gradientAllreduce, 0);  // no weights are replicated
+}
+
+TEST_F(ThreeLayers, ChannelParallelReducesPartialSums) {
+  const Strategy s{"channel", Grid{.channel = 2}, 4};
+  const Estimate e = estimate(in, s);
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  // Only fc (not the first weighted layer) splits its input channels: allreduce of its output,
+  // allgather of its input gradient, and the layout copies of the split input.
+  const double out = 10 * 4 * 4.0;
+  const double input = 512 * 4 * 4.0;
+  EXPECT_NEAR(e.time.layerCollectives,
+              cost::bestFlatAllreduce(2, out, kNode).seconds + cost::ringAllgather(2, input, kNode) +
+                  4 * input / 2 / kBandwidth,
+              1e-15);
+}
+
+TEST_F(ThreeLayers, SpatialSplitExchangesHalosUntilTheSplitPoint) {
+  const Strategy s{"spatial", Grid{.height = 2}, 2};
+  const Estimate e = estimate(in, s);
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  // conv has a halo of 1 row: 4 channels x 1 row x 8 columns x 2 samples, forward and backward.
+  const double face = 4 * 1 * 8 * 2 * 4.0;
+  EXPECT_NEAR(e.time.halo, 2 * cost::pointToPoint(face, kNode), 1e-15);
+  EXPECT_GT(e.time.layerCollectives, 0);  // the gather before fc
+  EXPECT_GT(e.time.gradientAllreduce, 0);  // the two ranks share every weight
+}
+
+TEST_F(ThreeLayers, PipelineBubbleIsStagesMinusOneStageTimes) {
+  const Strategy s{"pipeline", Grid{.pipeline = 2}, 8, 4};
+  const Estimate e = estimate(in, s);
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  EXPECT_GT(e.time.bubble, 0);
+  EXPECT_GT(e.time.pipelineP2P, 0);
+  // (S + p - 1) stage times in all: S of them are work, p - 1 bubble.
+  const double stage = e.time.bubble / 1;
+  EXPECT_NEAR(e.time.forward + e.time.backwardData + e.time.backwardWeight + e.time.layerCollectives, 4 * stage, 1e-12);
+}
+
+TEST_F(ThreeLayers, LimitsNameWhatBreaks) {
+  EXPECT_EQ(limitViolation(in, {"filter", Grid{.filter = 16}, 16}),
+            "filter=16 needs 16 devices; cluster 'toy' has 4");
+  cluster.nodes = 16;
+  cluster.levels.back().ranks = 32;
+  EXPECT_EQ(limitViolation(in, {"filter", Grid{.filter = 16}, 16}),
+            "filter split over 16 exceeds the 8 filters of layer 'conv'");
+  EXPECT_EQ(limitViolation(in, {"data", Grid{.data = 4}, 6}), "global batch 6 does not divide over 4 data-parallel groups");
+  EXPECT_EQ(limitViolation(in, {"spatial", Grid{.height = 16}, 4}), "spatial split of height over 16 exceeds the input's height of 8");
+  EXPECT_EQ(limitViolation(in, {"pipeline", Grid{.pipeline = 4}, 8, 4}), "4 pipeline stages exceed the 3 layers that compute");
+  EXPECT_EQ(limitViolation(in, {"pipeline", Grid{.pipeline = 2}, 8, 3}),
+            "3 micro-batches do not divide the 8 samples of a pipeline replica");
+  const Estimate e = estimate(in, {"data", Grid{.data = 4}, 6});
+  EXPECT_FALSE(e.feasible);
+  EXPECT_NE(e.bottleneck.find("does not divide"), std::string::npos);
+}
+
+TEST_F(ThreeLayers, OutOfMemoryNamesTheComponent) {
+  cluster.device.memoryBytes = 1 << 20;  // 1 MiB
+  const Estimate e = estimate(in, {"data", Grid{.data = 2}, 4096});
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.bottleneck, "memory: activations does not fit");
+}
+
+}  // namespace
+}  // namespace paraxis::plan

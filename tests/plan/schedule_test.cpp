@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "plan/gradient_schedule.hpp"
+#include "plan/pipeline_partition.hpp"
+#include "plan/statistical.hpp"
+#include "core/error.hpp"
+
+namespace paraxis::plan {
+namespace {
+
+TEST(GradientSchedule, FusionStartsWithASmallBucket) {
+  const std::vector<GradientSource> sources{{1, 0.5e6}, {2, 2e6}, {3, 30e6}, {4, 40e6}, {5, 1e6}};
+  CommSettings s;
+  s.fusionBytes = 64e6;
+  s.firstBucketBytes = 1e6;
+  const auto groups = formGroups(sources, s);
+  ASSERT_EQ(groups.size(), 3U);
+  EXPECT_EQ(groups[0], (std::vector<int>{0, 1}));  // reached 1 MB
+  EXPECT_EQ(groups[1], (std::vector<int>{2, 3}));  // reached 64 MB
+  EXPECT_EQ(groups[2], (std::vector<int>{4}));
+  s.grouping = Grouping::kPerLayer;
+  EXPECT_EQ(formGroups(sources, s).size(), 5U);
+  s.grouping = Grouping::kGroups;
+  s.groups = 2;
+  EXPECT_EQ(formGroups(sources, s).size(), 2U);
+}
+
+TEST(GradientSchedule, OverlapHidesAllButTheTail) {
+  // Two groups ready at 1 s and 2 s (backward ends at 2 s), each taking 0.5 s to reduce.
+  const std::vector<GradientSource> sources{{1, 100}, {2, 100}};
+  CommSettings s;
+  s.grouping = Grouping::kPerLayer;
+  auto reduce = [](double) { return 0.5; };
+  GradientResult r = scheduleGradients(sources, 2, s, reduce, 0);
+  EXPECT_DOUBLE_EQ(r.total, 1.0);
+  EXPECT_DOUBLE_EQ(r.exposed, 0.5);  // the first finished at 1.5 s, hidden
+  s.overlap = false;
+  r = scheduleGradients(sources, 2, s, reduce, 0);
+  EXPECT_DOUBLE_EQ(r.exposed, 1.0);
+  // Negotiation: the cycle is a latency floor in front of every group.
+  s.overlap = true;
+  s.negotiation = Negotiation::kDecentralized;
+  s.cycleSeconds = 0.1;
+  r = scheduleGradients(sources, 2, s, reduce, 0.01);
+  EXPECT_DOUBLE_EQ(r.exposed, 0.6);
+  EXPECT_DOUBLE_EQ(r.negotiation, 0.2);
+}
+
+TEST(PipelinePartition, BalancesContiguousStages) {
+  const std::vector<double> t{1, 1, 1, 1, 4, 1, 1};
+  const std::vector<int> stages = partitionStages(t, 3);
+  EXPECT_EQ(stages, (std::vector<int>{0, 0, 0, 0, 1, 2, 2}));
+  const std::vector<int> many = partitionStages({1, 1, 1}, 3);
+  EXPECT_EQ(many, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(Statistical, FlatThenGrowingAndAnchored) {
+  StatisticalModel m{90, 8192, 0.5, {}};
+  EXPECT_DOUBLE_EQ(m.epochs(1024), 90);
+  EXPECT_DOUBLE_EQ(m.epochs(32768), 180);
+  m.anchor(32768, 90);
+  EXPECT_DOUBLE_EQ(m.epochs(32768), 90);
+  EXPECT_DOUBLE_EQ(m.epochs(1024), 45);
+  // MLPerf v1.0 ResNet-50: 35 epochs at 3,264, 45 at 13,056.
+  StatisticalModel table{0, 0, 0, {{3264, 35}, {13056, 45}}};
+  EXPECT_DOUBLE_EQ(table.epochs(3264), 35);
+  EXPECT_NEAR(table.epochs(6528), 40, 1e-9);  // halfway in log(batch)
+  EXPECT_DOUBLE_EQ(table.epochs(26112), 90);  // beyond the table, steps stop falling
+  EXPECT_EQ(parseEpochsAt("8192=90"), (std::pair<double, double>{8192, 90}));
+  EXPECT_THROW(parseEpochsAt("8192:90"), ConfigError);
+}
+
+}  // namespace
+}  // namespace paraxis::plan
