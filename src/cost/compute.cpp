@@ -44,12 +44,20 @@ double passWithEfficiency(const hw::Device& device, double peak, const PassWork&
 }  // namespace
 
 LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& work) {
-  // Gradients of weighted layers usually cost what forward costs: evaluate the curve once.
-  const double forward = device.efficiencyAt(work.forward.flops);
-  auto efficiency = [&](double flops) { return flops == work.forward.flops ? forward : device.efficiencyAt(flops); };
+  // A pass memory-bound even at the curve's lowest efficiency needs no curve lookup (exact);
+  // gradients of weighted layers usually cost what forward costs: look the curve up once.
+  auto efficiency = [&](const PassWork& pass) {
+    if (device.efficiencyFloor > 0 &&
+        pass.flops / (peak * device.efficiencyFloor) <= pass.bytes / device.memoryBandwidth) {
+      return device.efficiencyFloor;
+    }
+    return device.efficiencyAt(pass.flops);
+  };
+  const double forward = efficiency(work.forward);
+  auto same = [&](const PassWork& pass) { return pass.flops == work.forward.flops ? forward : efficiency(pass); };
   return {passWithEfficiency(device, peak, work.forward, forward),
-          passWithEfficiency(device, peak, work.backwardData, efficiency(work.backwardData.flops)),
-          passWithEfficiency(device, peak, work.backwardWeight, efficiency(work.backwardWeight.flops))};
+          passWithEfficiency(device, peak, work.backwardData, same(work.backwardData)),
+          passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight))};
 }
 
 }  // namespace paraxis::cost

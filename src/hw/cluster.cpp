@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/check.hpp"
@@ -44,7 +45,11 @@ int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
 
 void Device::prepare() {
   efficiencyLogs.clear();
-  for (const EfficiencyPoint& p : efficiency) efficiencyLogs.push_back(std::log(p.flops));
+  efficiencyFloor = efficiency.empty() ? 1.0 : efficiency.front().efficiency;
+  for (const EfficiencyPoint& p : efficiency) {
+    efficiencyLogs.push_back(std::log(p.flops));
+    efficiencyFloor = std::min(efficiencyFloor, p.efficiency);
+  }
 }
 
 void Cluster::validate(const std::string& source) const {

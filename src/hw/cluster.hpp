@@ -31,6 +31,10 @@ struct Device {
   // Caches log(flops) of the curve's points (the loader calls it; efficiencyAt works without).
   void prepare();
   std::vector<double> efficiencyLogs;
+  // The lowest efficiency on the curve (1 without a curve), set by prepare(): a pass whose
+  // FLOPs at this efficiency still take less time than its bytes is memory-bound whatever the
+  // curve says, and the oracle skips evaluating it.
+  double efficiencyFloor = 0;
 };
 
 struct NetworkLevel {
