@@ -1,0 +1,178 @@
+#include "train/ir_module.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace paraxis::train {
+namespace {
+
+using graph::Layer;
+using graph::LayerKind;
+
+// torch module names may not contain '.'.
+std::string moduleName(const std::string& layer) {
+  std::string out = layer;
+  std::replace(out.begin(), out.end(), '.', '_');
+  return out;
+}
+
+template <std::size_t D>
+torch::ExpandingArray<D> dims(const graph::Dims& v) {
+  std::vector<std::int64_t> values(v.begin(), v.end());
+  return torch::ExpandingArray<D>(values);
+}
+
+template <std::size_t D>
+torch::nn::AnyModule convolution(const Layer& l, std::int64_t in) {
+  const auto& a = l.as<graph::ConvAttrs>();
+  if (l.kind == LayerKind::kConv) {
+    using Options = torch::nn::ConvOptions<D>;
+    Options o(in, a.filters, dims<D>(a.kernel));
+    o.stride(dims<D>(a.stride)).padding(dims<D>(a.padding)).dilation(dims<D>(a.dilation)).groups(a.groups).bias(a.bias);
+    if constexpr (D == 2) return torch::nn::AnyModule(torch::nn::Conv2d(o));
+    else return torch::nn::AnyModule(torch::nn::Conv3d(o));
+  }
+  using Options = torch::nn::ConvTransposeOptions<D>;
+  Options o(in, a.filters, dims<D>(a.kernel));
+  o.stride(dims<D>(a.stride)).padding(dims<D>(a.padding)).dilation(dims<D>(a.dilation)).groups(a.groups)
+      .bias(a.bias).output_padding(dims<D>(a.outputPadding));
+  if constexpr (D == 2) return torch::nn::AnyModule(torch::nn::ConvTranspose2d(o));
+  else return torch::nn::AnyModule(torch::nn::ConvTranspose3d(o));
+}
+
+template <std::size_t D>
+torch::nn::AnyModule pooling(const Layer& l) {
+  const auto& a = l.as<graph::PoolAttrs>();
+  if (l.kind == LayerKind::kMaxPool) {
+    torch::nn::MaxPoolOptions<D> o(dims<D>(a.kernel));
+    o.stride(dims<D>(a.stride)).padding(dims<D>(a.padding)).ceil_mode(a.ceilMode);
+    if constexpr (D == 2) return torch::nn::AnyModule(torch::nn::MaxPool2d(o));
+    else return torch::nn::AnyModule(torch::nn::MaxPool3d(o));
+  }
+  torch::nn::AvgPoolOptions<D> o(dims<D>(a.kernel));
+  o.stride(dims<D>(a.stride)).padding(dims<D>(a.padding)).ceil_mode(a.ceilMode);
+  if constexpr (D == 2) return torch::nn::AnyModule(torch::nn::AvgPool2d(o));
+  else return torch::nn::AnyModule(torch::nn::AvgPool3d(o));
+}
+
+torch::nn::AnyModule makeModule(const graph::Model& m, const Layer& l) {
+  const graph::TensorShape& in = l.inputs.empty() ? l.output : m.layer(l.inputs.front()).output;
+  const bool three = in.rank() == 3;
+  switch (l.kind) {
+    case LayerKind::kConv:
+    case LayerKind::kDeconv: return three ? convolution<3>(l, in.channels) : convolution<2>(l, in.channels);
+    case LayerKind::kMaxPool:
+    case LayerKind::kAvgPool: return three ? pooling<3>(l) : pooling<2>(l);
+    case LayerKind::kAdaptiveAvgPool:
+    case LayerKind::kGlobalAvgPool: {
+      const graph::Dims out = l.kind == LayerKind::kGlobalAvgPool ? graph::Dims(in.rank(), 1)
+                                                                  : l.as<graph::AdaptivePoolAttrs>().output;
+      if (three) {
+        return torch::nn::AnyModule(torch::nn::AdaptiveAvgPool3d(
+            torch::nn::AdaptiveAvgPool3dOptions(torch::ExpandingArrayWithOptionalElem<3>({out[0], out[1], out[2]}))));
+      }
+      return torch::nn::AnyModule(torch::nn::AdaptiveAvgPool2d(
+          torch::nn::AdaptiveAvgPool2dOptions(torch::ExpandingArrayWithOptionalElem<2>({out[0], out[1]}))));
+    }
+    case LayerKind::kBatchNorm: {
+      const auto& a = l.as<graph::BatchNormAttrs>();
+      if (in.rank() == 0) return torch::nn::AnyModule(torch::nn::BatchNorm1d(torch::nn::BatchNormOptions(in.channels).eps(a.eps).momentum(a.momentum)));
+      if (three) return torch::nn::AnyModule(torch::nn::BatchNorm3d(torch::nn::BatchNormOptions(in.channels).eps(a.eps).momentum(a.momentum)));
+      return torch::nn::AnyModule(torch::nn::BatchNorm2d(torch::nn::BatchNormOptions(in.channels).eps(a.eps).momentum(a.momentum)));
+    }
+    case LayerKind::kFullyConnected: {
+      const auto& a = l.as<graph::FcAttrs>();
+      return torch::nn::AnyModule(torch::nn::Linear(torch::nn::LinearOptions(in.elements(), a.outputs).bias(a.bias)));
+    }
+    case LayerKind::kDropout:
+      return torch::nn::AnyModule(torch::nn::Dropout(torch::nn::DropoutOptions(l.as<graph::DropoutAttrs>().probability)));
+    default: return {};
+  }
+}
+
+torch::Tensor activate(const Layer& l, const torch::Tensor& x) {
+  namespace F = torch::nn::functional;
+  const auto& a = l.as<graph::ActivationAttrs>();
+  switch (a.function) {
+    case graph::ActivationFunction::kRelu: return torch::relu(x);
+    case graph::ActivationFunction::kLeakyRelu: return F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(a.slope));
+    case graph::ActivationFunction::kElu: return F::elu(x, F::ELUFuncOptions().alpha(a.slope));
+    case graph::ActivationFunction::kGelu: return torch::gelu(x);
+    case graph::ActivationFunction::kSilu: return torch::silu(x);
+    case graph::ActivationFunction::kSigmoid: return torch::sigmoid(x);
+    case graph::ActivationFunction::kTanh: return torch::tanh(x);
+  }
+  return x;
+}
+
+}  // namespace
+
+IrNetImpl::IrNetImpl(graph::Model model) : model_(std::move(model)) {
+  layers_.resize(model_.size());
+  for (int i = 1; i < model_.size(); ++i) {
+    const Layer& l = model_.layer(i);
+    layers_[i] = makeModule(model_, l);
+    if (!layers_[i].is_empty()) register_module(moduleName(l.name), layers_[i].ptr());
+    if (l.kind == LayerKind::kSoftmaxLoss || l.kind == LayerKind::kMseLoss) losses_.push_back(i);
+  }
+}
+
+torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outputs) {
+  const Layer& l = model_.layer(index);
+  const torch::Tensor& x = outputs[l.inputs.front()];
+  switch (l.kind) {
+    case LayerKind::kActivation: return activate(l, x);
+    case LayerKind::kAdd: {
+      torch::Tensor sum = x;
+      for (std::size_t k = 1; k < l.inputs.size(); ++k) sum = sum + outputs[l.inputs[k]];
+      return sum;
+    }
+    case LayerKind::kConcat: {
+      std::vector<torch::Tensor> parts;
+      for (int input : l.inputs) parts.push_back(outputs[input]);
+      return torch::cat(parts, 1);
+    }
+    case LayerKind::kFlatten: return x.flatten(1);
+    case LayerKind::kFullyConnected: return layers_[index].forward(x.dim() > 2 ? x.flatten(1) : x);
+    case LayerKind::kSoftmaxLoss:
+    case LayerKind::kMseLoss: return {};
+    default: return layers_[index].forward(x);
+  }
+}
+
+std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
+  std::vector<torch::Tensor> outputs(model_.size());
+  outputs[0] = input;
+  for (int i = 1; i < model_.size(); ++i) outputs[i] = apply(i, outputs);
+  return outputs;
+}
+
+torch::Tensor IrNetImpl::loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) const {
+  if (losses_.empty()) throw ConfigError(fmt::format("model '{}' has no loss layer to train against", model_.name()));
+  torch::Tensor total;
+  for (int index : losses_) {
+    const Layer& l = model_.layer(index);
+    const torch::Tensor& x = outputs[l.inputs.front()];
+    torch::Tensor value = l.kind == LayerKind::kSoftmaxLoss ? torch::nn::functional::cross_entropy(x, target)
+                                                            : torch::mse_loss(x, target.to(x.dtype()).view_as(x));
+    const double weight = index == losses_.back() ? 1.0 : 0.4;
+    total = total.defined() ? total + weight * value : weight * value;
+  }
+  return total;
+}
+
+const torch::Tensor& IrNetImpl::prediction(const std::vector<torch::Tensor>& outputs) const {
+  if (losses_.empty()) return outputs.back();
+  return outputs[model_.layer(losses_.back()).inputs.front()];
+}
+
+std::int64_t IrNetImpl::parameterCount() const {
+  std::int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();
+  return n;
+}
+
+}  // namespace paraxis::train

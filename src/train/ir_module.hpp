@@ -1,0 +1,37 @@
+#pragma once
+// A LibTorch module built from the model IR: one torch layer per IR layer with weights or
+// state (convolutions, batch-norm, fully connected, pooling, dropout), functional ops for
+// the rest, executed over the DAG in topological order. Torch TUs only.
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "graph/model.hpp"
+
+namespace paraxis::train {
+
+class IrNetImpl : public torch::nn::Module {
+ public:
+  explicit IrNetImpl(graph::Model model);
+
+  // Every layer's output for a batch (index = IR layer index; loss layers are left empty).
+  std::vector<torch::Tensor> run(const torch::Tensor& input);
+  // The sum of the model's losses: the last loss layer with weight 1, auxiliary heads 0.4
+  // (Inception's convention). `target` holds class indices (softmax loss) or values (MSE).
+  torch::Tensor loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) const;
+  // The input of the main (last) loss layer: logits for classification.
+  const torch::Tensor& prediction(const std::vector<torch::Tensor>& outputs) const;
+
+  const graph::Model& model() const { return model_; }
+  std::int64_t parameterCount() const;
+
+ private:
+  torch::Tensor apply(int index, const std::vector<torch::Tensor>& outputs);
+  graph::Model model_;
+  std::vector<torch::nn::AnyModule> layers_;  // empty where the layer is functional
+  std::vector<int> losses_;
+};
+
+TORCH_MODULE(IrNet);
+
+}  // namespace paraxis::train

@@ -1,0 +1,67 @@
+// The torch modules built from the IR: parameter counts equal the IR's for every zoo model,
+// and every layer's output shape equals the shape the IR inferred.
+#include "train/ir_module.hpp"
+
+#include <gtest/gtest.h>
+
+#include "graph/zoo/zoo.hpp"
+
+namespace paraxis::train {
+namespace {
+
+TEST(IrModule, ParameterCountEqualsTheIrForEveryZooModel) {
+  torch::NoGradGuard noGrad;
+  for (const graph::ZooEntry& entry : graph::zooEntries()) {
+    const graph::Model model = entry.build(entry.defaultInput, entry.defaultClasses);
+    IrNet net(model);
+    EXPECT_EQ(net->parameterCount(), model.totals().params) << entry.name;
+  }
+}
+
+void expectShapes(const std::string& name, const graph::ZooOptions& options) {
+  torch::NoGradGuard noGrad;
+  const graph::Model model = graph::buildZooModel(name, options);
+  IrNet net(model);
+  net->eval();
+  std::vector<std::int64_t> sizes{2, model.inputShape().channels};
+  for (auto e : model.inputShape().spatial) sizes.push_back(e);
+  const std::vector<torch::Tensor> out = net->run(torch::randn(sizes));
+  for (int i = 0; i < model.size(); ++i) {
+    const graph::Layer& layer = model.layer(i);
+    if (!out[i].defined()) continue;  // loss layers
+    std::vector<std::int64_t> want{2, layer.output.channels};
+    for (auto e : layer.output.spatial) want.push_back(e);
+    ASSERT_EQ(out[i].sizes().vec(), want) << name << " layer " << layer.name;
+  }
+}
+
+TEST(IrModule, EveryLayerProducesTheShapeTheIrInferred) {
+  expectShapes("lenet", {});
+  expectShapes("small-cnn", {});
+  expectShapes("cifar-resnet20", {});
+  expectShapes("resnet18", {.spatial = {64}});
+  expectShapes("resnet50", {.spatial = {64}});
+  expectShapes("vgg16", {.spatial = {32}});
+  expectShapes("alexnet", {.spatial = {96}});
+  expectShapes("inception-v3", {.spatial = {299}});
+  expectShapes("tiramisu", {.spatial = {64}});
+  expectShapes("mesh-fcn", {.spatial = {64}});
+  expectShapes("cosmoflow", {.spatial = {32}});
+}
+
+TEST(IrModule, LossesBackpropagateIntoEveryParameter) {
+  const graph::Model model = graph::buildZooModel("inception-v3", {.spatial = {299}, .classes = 5});
+  IrNet net(model);
+  net->train();
+  const std::vector<torch::Tensor> out = net->run(torch::randn({2, 3, 299, 299}));
+  const torch::Tensor loss = net->loss(out, torch::tensor({1, 3}));
+  EXPECT_TRUE(std::isfinite(loss.item<double>()));
+  EXPECT_EQ(net->prediction(out).sizes().vec(), (std::vector<std::int64_t>{2, 5}));
+  loss.backward();
+  for (const auto& p : net->named_parameters()) {
+    ASSERT_TRUE(p.value().grad().defined()) << p.key();  // the auxiliary head too
+  }
+}
+
+}  // namespace
+}  // namespace paraxis::train
