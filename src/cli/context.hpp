@@ -27,5 +27,6 @@ void addClustersCommand(CLI::App& app, Context& context);
 void addConfigCommand(CLI::App& app, Context& context);
 void addBenchCommand(CLI::App& app, Context& context);
 void addPlanCommand(CLI::App& app, Context& context);
+void addTrainCommand(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

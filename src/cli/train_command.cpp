@@ -1,0 +1,111 @@
+// paraxis train: data-parallel training on LibTorch over the communication runtime.
+//   mpirun -np N paraxis train --model lenet --data fashion-mnist --epochs 3
+// Without mpirun it runs as one rank.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/context.hpp"
+#include "cli/model_source.hpp"
+#include "comm/world.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "train/trainer.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+struct Options : ModelSource {
+  train::TrainOptions train;
+  std::string json;
+  std::string fusion = "64MiB";
+  std::string negotiation = "none";
+};
+
+nlohmann::json reportJson(const train::TrainReport& r) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& e : r.epochs) {
+    epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.trainLoss}, {"test_loss", e.testLoss},
+                      {"test_accuracy", e.testAccuracy}, {"seconds", e.seconds}});
+  }
+  return {{"ranks", r.ranks}, {"threads", r.threads}, {"iterations", r.iterations}, {"global_batch", r.globalBatch},
+          {"seconds", r.seconds}, {"samples_per_second", r.samplesPerSecond},
+          {"time", {{"forward", r.forward}, {"backward", r.backward}, {"gradient_exposed", r.exposedCommunication},
+                    {"update", r.update}, {"data_loading", r.dataLoading}}},
+          {"epochs", epochs}};
+}
+
+void run(Options& o, Context& context) {
+  const graph::Model model = loadModel(o);
+  const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
+  if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
+  o.train.fusionBytes = *fusion;
+  if (o.negotiation != "none" && o.negotiation != "decentralized") {
+    throw ConfigError(fmt::format("--negotiation: expected none or decentralized, found '{}'", o.negotiation));
+  }
+  o.train.negotiate = o.negotiation == "decentralized";
+  if (o.train.schedule != "constant" && o.train.schedule != "step" && o.train.schedule != "cosine") {
+    throw ConfigError(fmt::format("--schedule: expected constant, step or cosine, found '{}'", o.train.schedule));
+  }
+  if (o.train.density <= 0 || o.train.density > 1) {
+    throw ConfigError(fmt::format("--density: expected a fraction in (0, 1], found {}", o.train.density));
+  }
+  comm::World world = comm::openWorld(context.argc, context.argv,
+                                      {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
+                                       .verify = context.knobs.getBool("comm_verify")});
+  if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
+  const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
+  if (world.comm.rank() != 0) return;
+  const double ms = 1e3;
+  context.out << fmt::format(
+      "measured per iteration: forward {:.1f} ms, backward {:.1f} ms, exposed gradient communication {:.1f} ms, "
+      "update {:.1f} ms, data {:.1f} ms; {:.0f} samples/s\n",
+      report.forward * ms, report.backward * ms, report.exposedCommunication * ms, report.update * ms,
+      report.dataLoading * ms, report.samplesPerSecond);
+  if (!o.json.empty()) {
+    std::ofstream file(o.json);
+    if (!file) throw ConfigError(fmt::format("--json: cannot write '{}'", o.json));
+    file << reportJson(report).dump(2) << '\n';
+  }
+}
+
+}  // namespace
+
+void addTrainCommand(CLI::App& app, Context& context) {
+  auto o = std::make_shared<Options>();
+  o->model = "lenet";
+  CLI::App* c = app.add_subcommand("train", "Data-parallel training on LibTorch (run under mpirun for several ranks)");
+  c->add_option("--model", o->model, "zoo name or model .yaml file (default lenet)");
+  c->add_option("--input", o->input, "spatial input extents (zoo models)");
+  c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
+  c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data")->check(CLI::PositiveNumber);
+  c->add_option("--batch-per-rank", o->train.batchPerRank, "samples per rank per iteration")->check(CLI::PositiveNumber);
+  c->add_option("--epochs", o->train.epochs, "epochs")->check(CLI::PositiveNumber);
+  c->add_option("--iterations", o->train.iterations, "stop after this many iterations")->check(CLI::PositiveNumber);
+  c->add_option("--lr", o->train.learningRate, "learning rate of one rank (scaled by the rank count)");
+  c->add_flag("!--no-lr-scaling", o->train.scaleLearningRate, "keep --lr whatever the rank count");
+  c->add_option("--momentum", o->train.momentum, "SGD momentum (default 0.9)");
+  c->add_flag("--nesterov", o->train.nesterov, "Nesterov momentum");
+  c->add_option("--weight-decay", o->train.weightDecay, "weight decay");
+  c->add_option("--warmup-epochs", o->train.warmupEpochs, "linear learning-rate warm-up");
+  c->add_option("--schedule", o->train.schedule, "constant (default), step or cosine");
+  c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)");
+  c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
+  c->add_option("--grouping", o->train.grouping, "gradient groups: fusion (default), per-layer or groups");
+  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 64MiB)");
+  c->add_option("--groups", o->train.groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
+  c->add_flag("!--no-overlap", o->train.overlap, "reduce gradients after backward");
+  c->add_option("--negotiation", o->negotiation, "none (default) or decentralized");
+  c->add_option("--cycle", o->train.cycleSeconds, "negotiation cycle in seconds");
+  c->add_flag("--fp16-gradients", o->train.fp16, "gradients in fp16 on the wire");
+  c->add_option("--density", o->train.density, "chunk-sparse: fraction of gradient chunks sent (default 1)");
+  c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");
+  c->add_flag("--quiet", o->train.quiet, "no progress output");
+  c->add_option("--json", o->json, "write the measured breakdown as JSON");
+  c->callback([o, &context] { run(*o, context); });
+}
+
+}  // namespace paraxis::cli

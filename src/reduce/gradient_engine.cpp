@@ -1,0 +1,249 @@
+#include "reduce/gradient_engine.hpp"
+
+#include <torch/csrc/autograd/function_hook.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "comm/allreduce.hpp"
+#include "core/check.hpp"
+
+namespace paraxis::reduce {
+namespace {
+
+// Fires after a parameter's gradient has been accumulated into its (buffer-backed) .grad.
+class ReadyHook final : public torch::autograd::FunctionPostHook {
+ public:
+  ReadyHook(GradientEngine* engine, int parameter) : engine_(engine), parameter_(parameter) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    engine_->markReady(parameter_);
+    return outputs;
+  }
+
+ private:
+  GradientEngine* engine_;
+  int parameter_;
+};
+
+}  // namespace
+
+GradientEngine::GradientEngine(comm::Communicator comm, std::vector<torch::Tensor> parameters, EngineOptions options)
+    : comm_(std::move(comm)), parameters_(std::move(parameters)), options_(options) {
+  if (options_.negotiate) negotiation_ = comm_.duplicate();
+  formGroups();
+  for (int i = 0; i < static_cast<int>(parameters_.size()); ++i) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
+    accumulator->add_post_hook(std::make_unique<ReadyHook>(this, i));
+    accumulators_.push_back(std::move(accumulator));
+  }
+  sparseActive_ = options_.density < 1.0;
+}
+
+GradientEngine::~GradientEngine() {
+  if (negotiator_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      backwardDone_ = true;
+    }
+    negotiator_.join();
+  }
+  for (auto& g : groups_) {
+    try {
+      g.work.wait();
+    } catch (...) {  // the step that failed has reported it already
+    }
+  }
+}
+
+void GradientEngine::formGroups() {
+  const int n = static_cast<int>(parameters_.size());
+  groupOfParameter_.assign(n, -1);
+  double total = 0;
+  for (const auto& p : parameters_) total += static_cast<double>(p.numel()) * 4;
+  std::vector<int> current;
+  double bytes = 0;
+  auto close = [&] {
+    if (current.empty()) return;
+    Group g;
+    g.members = current;
+    groups_.push_back(std::move(g));
+    current.clear();
+    bytes = 0;
+  };
+  for (int i = n - 1; i >= 0; --i) {  // backward order
+    current.push_back(i);
+    bytes += static_cast<double>(parameters_[i].numel()) * 4;
+    double threshold = static_cast<double>(options_.fusionBytes);
+    if (options_.grouping == Grouping::kFusion && groups_.empty()) threshold = static_cast<double>(options_.firstBucketBytes);
+    if (options_.grouping == Grouping::kGroups) threshold = total / std::max(1, options_.groups);
+    const bool lastSlot = options_.grouping == Grouping::kGroups && static_cast<int>(groups_.size()) + 1 >= options_.groups;
+    if (options_.grouping == Grouping::kPerLayer || (bytes >= threshold && !lastSlot)) close();
+  }
+  close();
+  for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
+    Group& group = groups_[g];
+    std::int64_t elements = 0;
+    for (int i : group.members) elements += parameters_[i].numel();
+    group.buffer = torch::zeros({elements});
+    std::int64_t offset = 0;
+    for (int i : group.members) {
+      torch::Tensor& p = parameters_[i];
+      p.mutable_grad() = group.buffer.narrow(0, offset, p.numel()).view_as(p);
+      offset += p.numel();
+      groupOfParameter_[i] = g;
+    }
+    if (options_.density < 1.0) {
+      group.velocity = torch::zeros({elements});
+      group.residual = torch::zeros({elements});
+    }
+  }
+  complete_.assign(groups_.size(), 0);
+}
+
+void GradientEngine::beginStep() {
+  if (negotiator_.joinable()) negotiator_.join();
+  std::lock_guard lock(mutex_);
+  for (Group& g : groups_) {
+    g.buffer.zero_();
+    g.pending = static_cast<int>(g.members.size());
+    g.launched = false;
+  }
+  std::fill(complete_.begin(), complete_.end(), 0);
+  nextLaunch_ = 0;
+  backwardDone_ = false;
+  if (options_.negotiate && !sparseActive_ && comm_.size() > 1) {
+    negotiator_ = std::thread(&GradientEngine::negotiationLoop, this);
+  }
+}
+
+void GradientEngine::markReady(int parameter) {
+  std::lock_guard lock(mutex_);
+  Group& g = groups_[groupOfParameter_[parameter]];
+  if (--g.pending == 0) complete_[groupOfParameter_[parameter]] = 1;
+  if (options_.overlap && !options_.negotiate && !sparseActive_) launchReadyInOrder();
+}
+
+// Caller holds mutex_. Groups go out in their fixed order, so every rank issues the same
+// sequence of collectives whatever order its gradients arrived in.
+void GradientEngine::launchReadyInOrder() {
+  while (nextLaunch_ < static_cast<int>(groups_.size()) && complete_[nextLaunch_] != 0) launch(nextLaunch_++);
+}
+
+void GradientEngine::launch(int index) {
+  Group& g = groups_[index];
+  g.launched = true;
+  comm::AllreduceOptions o;
+  o.prescale = 1.0F / static_cast<float>(comm_.size());
+  if (options_.fp16) o.wire = comm::DataType::kF16;
+  g.work = comm::iallreduce(comm_, g.buffer.data_ptr<float>(), g.buffer.data_ptr<float>(),
+                            static_cast<std::size_t>(g.buffer.numel()), comm::DataType::kF32, o);
+}
+
+void GradientEngine::negotiationLoop() {
+  const std::size_t words = (groups_.size() + 63) / 64;
+  std::vector<std::uint64_t> bits(words);
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      std::fill(bits.begin(), bits.end(), 0);
+      for (std::size_t g = 0; g < groups_.size(); ++g) {
+        if (complete_[g] != 0 || backwardDone_) bits[g / 64] |= 1ULL << (g % 64);
+      }
+    }
+    comm::allreduce(negotiation_, bits.data(), bits.data(), words, comm::DataType::kU64,
+                    {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd});
+    bool all = true;
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t g = 0; g < groups_.size(); ++g) {
+        const bool agreed = (bits[g / 64] >> (g % 64) & 1ULL) != 0;
+        if (agreed && !groups_[g].launched) launch(static_cast<int>(g));
+        all = all && groups_[g].launched;
+      }
+    }
+    if (all) return;
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.cycleSeconds));
+  }
+}
+
+void GradientEngine::finishStep() {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    backwardDone_ = true;
+    if (!options_.negotiate && !sparseActive_) {
+      std::fill(complete_.begin(), complete_.end(), 1);
+      launchReadyInOrder();
+    }
+  }
+  if (negotiator_.joinable()) negotiator_.join();
+  if (options_.negotiate && !sparseActive_ && comm_.size() == 1) {
+    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) launch(g);
+  }
+  for (Group& g : groups_) g.work.wait();
+  if (sparseActive_) {
+    for (Group& g : groups_) sparseReduce(g);
+  }
+  exposedSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Deep-gradient-compression style: momentum-corrected accumulation, chunks chosen by the
+// norms summed over ranks (so every rank picks the same), dense allreduce of those chunks.
+void GradientEngine::sparseReduce(Group& g) {
+  const std::int64_t n = g.buffer.numel();
+  const std::int64_t chunk = options_.chunkElements;
+  const std::int64_t chunks = (n + chunk - 1) / chunk;
+  g.velocity.mul_(options_.sparseMomentum).add_(g.buffer);
+  g.residual.add_(g.velocity);
+  const torch::Tensor padded = torch::constant_pad_nd(g.residual, {0, chunks * chunk - n});
+  torch::Tensor norms = padded.view({chunks, chunk}).pow(2).sum(1).contiguous();
+  comm::allreduce(comm_, norms.data_ptr<float>(), norms.data_ptr<float>(), static_cast<std::size_t>(chunks),
+                  comm::DataType::kF32);
+  const std::int64_t keep = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(options_.density * chunks)));
+  // Stable order by norm, ties to the lower index: identical on every rank.
+  std::vector<std::int64_t> order(chunks);
+  std::iota(order.begin(), order.end(), 0);
+  const float* norm = norms.data_ptr<float>();
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return norm[a] > norm[b]; });
+  order.resize(keep);
+  std::sort(order.begin(), order.end());
+  std::vector<float> send;
+  send.reserve(keep * chunk);
+  const float* residual = g.residual.data_ptr<float>();
+  for (std::int64_t c : order) {
+    const std::int64_t begin = c * chunk;
+    const std::int64_t end = std::min(n, begin + chunk);
+    send.insert(send.end(), residual + begin, residual + end);
+  }
+  comm::allreduce(comm_, send.data(), send.data(), send.size(), comm::DataType::kF32,
+                  {.prescale = 1.0F / static_cast<float>(comm_.size())});
+  g.buffer.zero_();
+  float* out = g.buffer.data_ptr<float>();
+  float* velocity = g.velocity.data_ptr<float>();
+  float* res = g.residual.data_ptr<float>();
+  std::size_t cursor = 0;
+  for (std::int64_t c : order) {
+    const std::int64_t begin = c * chunk;
+    const std::int64_t end = std::min(n, begin + chunk);
+    for (std::int64_t i = begin; i < end; ++i) {
+      out[i] = send[cursor++];
+      res[i] = 0;
+      velocity[i] = 0;  // momentum factor masking
+    }
+  }
+}
+
+std::vector<torch::Tensor> GradientEngine::residualState() const {
+  std::vector<torch::Tensor> out;
+  for (const Group& g : groups_) {
+    if (g.velocity.defined()) {
+      out.push_back(g.velocity);
+      out.push_back(g.residual);
+    }
+  }
+  return out;
+}
+
+}  // namespace paraxis::reduce

@@ -1,0 +1,51 @@
+#pragma once
+// One data-parallel training step: forward and loss on the local batch, backward with the
+// gradient engine reducing groups as they become ready, then SGD. Every rank holds the same
+// weights (same seed) and, after the step, the same weights again.
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "comm/communicator.hpp"
+#include "reduce/gradient_engine.hpp"
+#include "train/ir_module.hpp"
+
+namespace paraxis::train {
+
+struct SgdOptions {
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weightDecay = 0;
+};
+
+struct StepTimes {  // seconds of the last step
+  double forward = 0, backward = 0, exposedCommunication = 0, update = 0;
+};
+
+class DataParallelStep {
+ public:
+  DataParallelStep(comm::Communicator comm, IrNet net, reduce::EngineOptions engine, SgdOptions sgd);
+
+  // Returns the local loss. Gradients are averaged over ranks before the update.
+  double step(const torch::Tensor& inputs, const torch::Tensor& targets, double learningRate);
+
+  IrNet& net() { return net_; }
+  reduce::GradientEngine& engine() { return *engine_; }
+  std::vector<torch::Tensor>& momentumBuffers() { return momentum_; }
+  const StepTimes& times() const { return times_; }
+  // Chunk-sparse communication carries its own momentum correction: SGD momentum is off
+  // while it is active (dense warm-up keeps it).
+  void setSparse(bool enabled);
+
+ private:
+  comm::Communicator comm_;
+  IrNet net_;
+  std::vector<torch::Tensor> parameters_;
+  std::unique_ptr<reduce::GradientEngine> engine_;
+  SgdOptions sgd_;
+  bool sparse_ = false;
+  std::vector<torch::Tensor> momentum_;
+  StepTimes times_;
+};
+
+}  // namespace paraxis::train

@@ -1,0 +1,67 @@
+#pragma once
+// The training loop behind `paraxis train`: data-parallel over the communicator, with the
+// gradient engine, SGD with momentum, warm-up and a step or cosine schedule, a test split
+// evaluated at every epoch end, progress on rank 0, and the measured breakdown in the
+// oracle's vocabulary. Torch stays in trainer.cpp.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "graph/model.hpp"
+
+namespace paraxis::train {
+
+struct TrainOptions {
+  std::string data = "synthetic";  // synthetic, fashion-mnist, or a directory of IDX files
+  std::int64_t syntheticSamples = 4096;
+  std::int64_t batchPerRank = 32;
+  int epochs = 1;
+  std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
+  double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled
+  bool scaleLearningRate = true;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double weightDecay = 0;
+  double warmupEpochs = 0;
+  std::string schedule = "constant";  // constant, step, cosine
+  int threads = 0;
+  std::uint64_t seed = 1;
+  // The gradient engine.
+  std::string grouping = "fusion";  // fusion, per-layer, groups
+  double fusionBytes = 64.0 * (1 << 20);
+  int groups = 4;
+  bool overlap = true;
+  bool negotiate = false;
+  double cycleSeconds = 0.5e-3;
+  bool fp16 = false;
+  double density = 1.0;
+  double sparseWarmupEpochs = 1;
+  bool quiet = false;
+};
+
+struct EpochReport {
+  int epoch = 0;
+  double trainLoss = 0;
+  double testLoss = 0;
+  double testAccuracy = 0;
+  double seconds = 0;
+};
+
+struct TrainReport {
+  int ranks = 1;
+  int threads = 1;
+  std::int64_t iterations = 0;
+  std::int64_t globalBatch = 0;
+  double seconds = 0;
+  double samplesPerSecond = 0;
+  // Per iteration, averaged: the oracle's components.
+  double forward = 0, backward = 0, exposedCommunication = 0, update = 0, dataLoading = 0;
+  std::vector<EpochReport> epochs;
+};
+
+TrainReport runTraining(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& options,
+                        std::ostream& progress);
+
+}  // namespace paraxis::train
