@@ -104,6 +104,10 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--density", o->train.density, "chunk-sparse: fraction of gradient chunks sent (default 1)");
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");
   c->add_flag("--quiet", o->train.quiet, "no progress output");
+  c->add_option("--checkpoint", o->train.checkpointDir, "directory for checkpoints");
+  c->add_option("--checkpoint-every", o->train.checkpointEvery, "iterations between checkpoints")->check(CLI::PositiveNumber);
+  c->add_option("--resume", o->train.resumeDir, "continue from the latest checkpoint in this directory");
+  c->add_option("--weights-out", o->train.weightsOut, "rank 0 writes the final parameters (raw f32) here");
   c->add_option("--json", o->json, "write the measured breakdown as JSON");
   c->callback([o, &context] { run(*o, context); });
 }

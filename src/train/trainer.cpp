@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <numbers>
+#include <fstream>
 #include <ostream>
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
+#include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/dataset.hpp"
 #include "train/torch_runtime.hpp"
@@ -116,16 +118,22 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
     out << fmt::format("training {} on {} rank(s) x {} thread(s): global batch {}, {} iterations ({} per epoch), data {}\n",
                        model.name(), comm.size(), report.threads, report.globalBatch, total, perEpoch, o.data);
   }
-  const auto started = Clock::now();
+  TrainingState state{dp.net()->parameters(), dp.net()->buffers(), dp.momentumBuffers(), dp.engine().residualState()};
   std::int64_t done = 0;
-  for (int epoch = 0; epoch < epochs && done < total; ++epoch) {
+  if (!o.resumeDir.empty()) {
+    done = loadCheckpoint(comm, o.resumeDir, state);
+    if (lead && !o.quiet) out << fmt::format("resumed from {} at iteration {}\n", o.resumeDir, done);
+  }
+  const auto started = Clock::now();
+  const std::int64_t resumedAt = done;
+  for (int epoch = static_cast<int>(done / perEpoch); epoch < epochs && done < total; ++epoch) {
     const auto epochStart = Clock::now();
     dp.setSparse(o.density < 1.0 && epoch >= o.sparseWarmupEpochs);
     const std::vector<std::int64_t> mine = shardIndices(data.train.size(), comm.rank(), comm.size(), o.batchPerRank, o.seed, epoch);
     const torch::Tensor index = torch::tensor(mine, torch::kInt64);
     double lossSum = 0;
     std::int64_t steps = 0;
-    for (std::int64_t it = 0; it < perEpoch && done < total; ++it, ++done, ++steps) {
+    for (std::int64_t it = done % perEpoch; it < perEpoch && done < total; ++it, ++done, ++steps) {
       auto t = Clock::now();
       const torch::Tensor idx = index.narrow(0, it * o.batchPerRank, o.batchPerRank);
       const torch::Tensor x = data.train.images.index_select(0, idx);
@@ -138,6 +146,10 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
       report.backward += st.backward;
       report.exposedCommunication += st.exposedCommunication;
       report.update += st.update;
+      if (o.checkpointEvery > 0 && !o.checkpointDir.empty() && (done + 1) % o.checkpointEvery == 0) {
+        state.iterationsDone = done + 1;
+        saveCheckpoint(comm, o.checkpointDir, state);
+      }
       if (lead && terminal && (done % 20 == 0)) {
         const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
         const double rate = static_cast<double>((done + 1) * report.globalBatch) / elapsed;
@@ -157,10 +169,18 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
                          e.trainLoss, e.testLoss, 100 * e.testAccuracy, e.seconds);
     }
   }
-  report.iterations = done;
+  report.iterations = done - resumedAt;
   report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  report.samplesPerSecond = static_cast<double>(done * report.globalBatch) / report.seconds;
-  const double n = static_cast<double>(std::max<std::int64_t>(1, done));
+  report.samplesPerSecond = static_cast<double>(report.iterations * report.globalBatch) / report.seconds;
+  const double n = static_cast<double>(std::max<std::int64_t>(1, report.iterations));
+  if (lead && !o.weightsOut.empty()) {
+    std::ofstream file(o.weightsOut, std::ios::binary);
+    if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o.weightsOut));
+    for (const auto& p : dp.net()->parameters()) {
+      const torch::Tensor c = p.detach().contiguous();
+      file.write(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+    }
+  }
   report.forward /= n;
   report.backward /= n;
   report.exposedCommunication /= n;

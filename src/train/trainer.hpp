@@ -39,6 +39,10 @@ struct TrainOptions {
   double density = 1.0;
   double sparseWarmupEpochs = 1;
   bool quiet = false;
+  std::string checkpointDir;        // write checkpoints here
+  std::int64_t checkpointEvery = 0;  // iterations between checkpoints
+  std::string resumeDir;            // continue from the latest checkpoint here
+  std::string weightsOut;           // rank 0 writes the final parameters (raw f32) here
 };
 
 struct EpochReport {
