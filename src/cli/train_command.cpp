@@ -13,6 +13,7 @@
 #include "comm/world.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "plan/strategy_json.hpp"
 #include "train/trainer.hpp"
 
 namespace paraxis::cli {
@@ -20,6 +21,7 @@ namespace {
 
 struct Options : ModelSource {
   train::TrainOptions train;
+  std::string plan;
   std::string json;
   std::string fusion = "64MiB";
   std::string negotiation = "none";
@@ -36,6 +38,36 @@ nlohmann::json reportJson(const train::TrainReport& r) {
           {"time", {{"forward", r.forward}, {"backward", r.backward}, {"gradient_exposed", r.exposedCommunication},
                     {"update", r.update}, {"data_loading", r.dataLoading}}},
           {"epochs", epochs}};
+}
+
+// A strategy file from `paraxis plan --emit`: its batch and gradient settings. Only the data
+// axis runs today; model-parallel axes are refused rather than ignored.
+void applyPlan(const std::string& path, int ranks, train::TrainOptions& t) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(fmt::format("{}: cannot open the strategy file", path));
+  nlohmann::json document;
+  try {
+    in >> document;
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  const plan::Strategy s = plan::strategyFromJson(document, path);
+  if (s.grid.modelParallel() != 1) {
+    throw ConfigError(fmt::format("{}: grid {} has model-parallel axes; train runs the data axis only so far", path,
+                                  s.grid.str()));
+  }
+  if (s.grid.data != ranks) {
+    throw ConfigError(fmt::format("{}: the strategy has {} data-parallel ranks but {} were started", path, s.grid.data, ranks));
+  }
+  t.batchPerRank = s.globalBatch / s.grid.data;
+  t.grouping = plan::groupingName(s.comm.grouping);
+  t.fusionBytes = s.comm.fusionBytes;
+  t.groups = s.comm.groups;
+  t.overlap = s.comm.overlap;
+  t.negotiate = s.comm.negotiation == plan::Negotiation::kDecentralized;
+  if (s.comm.cycleSeconds > 0) t.cycleSeconds = s.comm.cycleSeconds;
+  t.fp16 = s.comm.fp16;
+  t.density = s.comm.density;
 }
 
 void run(Options& o, Context& context) {
@@ -56,6 +88,7 @@ void run(Options& o, Context& context) {
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
+  if (!o.plan.empty()) applyPlan(o.plan, world.comm.size(), o.train);
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;
@@ -80,6 +113,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   CLI::App* c = app.add_subcommand("train", "Data-parallel training on LibTorch (run under mpirun for several ranks)");
   c->add_option("--model", o->model, "zoo name or model .yaml file (default lenet)");
   c->add_option("--input", o->input, "spatial input extents (zoo models)");
+  c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (batch and gradient settings)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
   c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data")->check(CLI::PositiveNumber);
   c->add_option("--batch-per-rank", o->train.batchPerRank, "samples per rank per iteration")->check(CLI::PositiveNumber);

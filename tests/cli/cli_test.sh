@@ -81,6 +81,13 @@ else
   echo "FAIL: --emit wrote no valid strategy JSON"; failures=$((failures + 1))
 fi
 rm -f "$emitted"
+expect_error "--density: expected a fraction in \(0, 1\], found 2" train --density 2
+expect_error "--schedule: expected constant, step or cosine" train --schedule linear
+expect_error "nope.json: cannot open the strategy file" train --plan nope.json
+strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
+"$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null
+expect_error "has model-parallel axes; train runs the data axis only so far" train --model small-cnn --plan "$strategy"
+rm -f "$strategy"
 expect_ok "25,557,032" models show resnet50
 expect_ok "total" models show "$data/residual.yaml"
 expect_ok "inception-v3 .* 27,161,264" models
