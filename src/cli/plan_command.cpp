@@ -44,7 +44,7 @@ struct Options : ModelSource {
   bool noOverlap = false;
   std::string grouping = "fusion";
   int groups = 4;
-  std::string fusion = "64MiB";
+  std::string fusion = "4MiB";
   std::string negotiation = "none";
   double cycle = 0;
   double density = 1;
@@ -215,7 +215,7 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_flag("--no-overlap", o->noOverlap, "reduce gradients after backward instead of during it");
   c->add_option("--grouping", o->grouping, "gradient groups: fusion (default), per-layer or groups");
   c->add_option("--groups", o->groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
-  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 64MiB)");
+  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 4MiB)");
   c->add_option("--negotiation", o->negotiation, "none (default), centralized or decentralized");
   c->add_option("--cycle", o->cycle, "negotiation cycle time in seconds");
   c->add_option("--density", o->density, "chunk-sparse gradients: fraction sent (default 1)");

@@ -23,7 +23,7 @@ struct Options : ModelSource {
   train::TrainOptions train;
   std::string plan;
   std::string json;
-  std::string fusion = "64MiB";
+  std::string fusion = "4MiB";
   std::string negotiation = "none";
 };
 
@@ -113,6 +113,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   CLI::App* c = app.add_subcommand("train", "Data-parallel training on LibTorch (run under mpirun for several ranks)");
   c->add_option("--model", o->model, "zoo name or model .yaml file (default lenet)");
   c->add_option("--input", o->input, "spatial input extents (zoo models)");
+  c->add_option("--classes", o->classes, "output classes (zoo models)")->check(CLI::PositiveNumber);
   c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (batch and gradient settings)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
   c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data")->check(CLI::PositiveNumber);
@@ -129,7 +130,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)");
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
   c->add_option("--grouping", o->train.grouping, "gradient groups: fusion (default), per-layer or groups");
-  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 64MiB)");
+  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 4MiB)");
   c->add_option("--groups", o->train.groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
   c->add_flag("!--no-overlap", o->train.overlap, "reduce gradients after backward");
   c->add_option("--negotiation", o->negotiation, "none (default) or decentralized");

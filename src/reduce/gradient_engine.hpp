@@ -30,7 +30,7 @@ enum class Grouping { kFusion, kPerLayer, kGroups };
 
 struct EngineOptions {
   Grouping grouping = Grouping::kFusion;
-  std::size_t fusionBytes = 64u << 20;
+  std::size_t fusionBytes = 4u << 20;  // small groups overlap backward better than one big one
   std::size_t firstBucketBytes = 1u << 20;
   int groups = 4;
   bool overlap = true;             // launch groups during backward

@@ -20,6 +20,7 @@ namespace paraxis::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr std::int64_t kWarmupIterations = 3;
 
 reduce::EngineOptions engineOptions(const TrainOptions& o) {
   reduce::EngineOptions e;
@@ -126,6 +127,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   }
   const auto started = Clock::now();
   const std::int64_t resumedAt = done;
+  std::int64_t measured = 0;
   for (int epoch = static_cast<int>(done / perEpoch); epoch < epochs && done < total; ++epoch) {
     const auto epochStart = Clock::now();
     dp.setSparse(o.density < 1.0 && epoch >= o.sparseWarmupEpochs);
@@ -135,17 +137,24 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
     std::int64_t steps = 0;
     for (std::int64_t it = done % perEpoch; it < perEpoch && done < total; ++it, ++done, ++steps) {
       auto t = Clock::now();
+      const auto iterationStart = t;
       const torch::Tensor idx = index.narrow(0, it * o.batchPerRank, o.batchPerRank);
       const torch::Tensor x = data.train.images.index_select(0, idx);
       const torch::Tensor y = data.train.labels.index_select(0, idx);
-      report.dataLoading += std::chrono::duration<double>(Clock::now() - t).count();
+      const double loading = std::chrono::duration<double>(Clock::now() - t).count();
+      if (done - resumedAt >= kWarmupIterations) report.dataLoading += loading;
       const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch);
       lossSum += dp.step(x, y, learningRate(o, progress, comm.size()));
       const StepTimes& st = dp.times();
-      report.forward += st.forward;
-      report.backward += st.backward;
-      report.exposedCommunication += st.exposedCommunication;
-      report.update += st.update;
+      // The first iterations touch fresh memory and warm caches: they stay out of the figures.
+      if (done - resumedAt >= kWarmupIterations) {
+        report.forward += st.forward;
+        report.backward += st.backward;
+        report.exposedCommunication += st.exposedCommunication;
+        report.update += st.update;
+        report.trainingSeconds += std::chrono::duration<double>(Clock::now() - iterationStart).count();
+        ++measured;
+      }
       if (o.checkpointEvery > 0 && !o.checkpointDir.empty() && (done + 1) % o.checkpointEvery == 0) {
         state.iterationsDone = done + 1;
         saveCheckpoint(comm, o.checkpointDir, state);
@@ -171,8 +180,9 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   }
   report.iterations = done - resumedAt;
   report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  report.samplesPerSecond = static_cast<double>(report.iterations * report.globalBatch) / report.seconds;
-  const double n = static_cast<double>(std::max<std::int64_t>(1, report.iterations));
+  const double n = static_cast<double>(std::max<std::int64_t>(1, measured));
+  report.samplesPerSecond = measured > 0 ? n * static_cast<double>(report.globalBatch) / report.trainingSeconds
+                                         : static_cast<double>(report.iterations * report.globalBatch) / report.seconds;
   if (lead && !o.weightsOut.empty()) {
     std::ofstream file(o.weightsOut, std::ios::binary);
     if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o.weightsOut));

@@ -30,7 +30,7 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   // The gradient engine.
   std::string grouping = "fusion";  // fusion, per-layer, groups
-  double fusionBytes = 64.0 * (1 << 20);
+  double fusionBytes = 4.0 * (1 << 20);
   int groups = 4;
   bool overlap = true;
   bool negotiate = false;
@@ -58,8 +58,9 @@ struct TrainReport {
   int threads = 1;
   std::int64_t iterations = 0;
   std::int64_t globalBatch = 0;
-  double seconds = 0;
-  double samplesPerSecond = 0;
+  double seconds = 0;           // wall time of the run, evaluations included
+  double trainingSeconds = 0;   // the measured iterations only
+  double samplesPerSecond = 0;  // over the measured iterations (the first 3 are warm-up)
   // Per iteration, averaged: the oracle's components.
   double forward = 0, backward = 0, exposedCommunication = 0, update = 0, dataLoading = 0;
   std::vector<EpochReport> epochs;

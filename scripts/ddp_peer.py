@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""The peer for bench-train-vs-ddp.sh: PyTorch DistributedDataParallel (gloo) training the
+same model on the same synthetic batches that `paraxis train` uses. Launched by mpirun (rank
+and size from OpenMPI's environment); prints 'samples_per_second N' on rank 0."""
+import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torchvision
+
+
+def small_cnn(classes):
+    layers, channels = [], 3
+    for i in range(4):
+        out = 32 << i
+        layers += [nn.Conv2d(channels, out, 3, padding=1, bias=False), nn.BatchNorm2d(out), nn.ReLU(), nn.MaxPool2d(2)]
+        channels = out
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, classes))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", default="small-cnn")
+    p.add_argument("--size", type=int, default=64)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--iterations", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--threads", type=int, default=1)
+    a = p.parse_args()
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0))
+    world = int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1))
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", "29517")
+    if "GLOO_SOCKET_IFNAME" not in os.environ:  # namespace hosts: use the shaped link
+        links = [n for n in os.listdir("/sys/class/net") if n.startswith("pxv")]
+        if links:
+            os.environ["GLOO_SOCKET_IFNAME"] = links[0]
+    torch.set_num_threads(a.threads)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(1)
+    model = small_cnn(10) if a.model == "small-cnn" else torchvision.models.resnet18(num_classes=10)
+    ddp = nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    g = torch.Generator().manual_seed(rank)
+    x = torch.randn(a.batch, 3, a.size, a.size, generator=g)
+    y = torch.randint(10, (a.batch,), generator=g)
+    loss_fn = nn.CrossEntropyLoss()
+    start = None
+    for i in range(a.warmup + a.iterations):
+        if i == a.warmup:
+            dist.barrier()
+            start = time.perf_counter()
+        opt.zero_grad()
+        loss_fn(ddp(x), y).backward()
+        opt.step()
+    dist.barrier()
+    elapsed = time.perf_counter() - start
+    if rank == 0:
+        print(f"samples_per_second {world * a.batch * a.iterations / elapsed:.1f}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
