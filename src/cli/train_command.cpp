@@ -25,6 +25,7 @@ struct Options : ModelSource {
   std::string json;
   std::string fusion = "4MiB";
   std::string negotiation = "none";
+  std::string optimizer = "sgd";
 };
 
 nlohmann::json reportJson(const train::TrainReport& r) {
@@ -36,6 +37,7 @@ nlohmann::json reportJson(const train::TrainReport& r) {
   return {{"ranks", r.ranks}, {"threads", r.threads}, {"iterations", r.iterations}, {"global_batch", r.globalBatch},
           {"seconds", r.seconds}, {"samples_per_second", r.samplesPerSecond},
           {"time", {{"forward", r.forward}, {"backward", r.backward}, {"gradient_exposed", r.exposedCommunication},
+                    {"gradient_total", r.totalCommunication},
                     {"update", r.update}, {"data_loading", r.dataLoading}}},
           {"epochs", epochs}};
 }
@@ -75,6 +77,10 @@ void run(Options& o, Context& context) {
   const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
   if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
   o.train.fusionBytes = *fusion;
+  if (o.optimizer != "sgd") {
+    throw ConfigError(fmt::format("--optimizer: only sgd (with --momentum, --nesterov, --weight-decay) is implemented, "
+                                  "found '{}'", o.optimizer));
+  }
   if (o.negotiation != "none" && o.negotiation != "decentralized") {
     throw ConfigError(fmt::format("--negotiation: expected none or decentralized, found '{}'", o.negotiation));
   }
@@ -94,9 +100,10 @@ void run(Options& o, Context& context) {
   if (world.comm.rank() != 0) return;
   const double ms = 1e3;
   context.out << fmt::format(
-      "measured per iteration: forward {:.1f} ms, backward {:.1f} ms, exposed gradient communication {:.1f} ms, "
-      "update {:.1f} ms, data {:.1f} ms; {:.0f} samples/s\n",
-      report.forward * ms, report.backward * ms, report.exposedCommunication * ms, report.update * ms,
+      "measured per iteration: forward {:.1f} ms, backward {:.1f} ms, gradient communication {:.1f} ms of which "
+      "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.0f} samples/s\n",
+      report.forward * ms, report.backward * ms, report.totalCommunication * ms, report.exposedCommunication * ms,
+      report.update * ms,
       report.dataLoading * ms, report.samplesPerSecond);
   if (!o.json.empty()) {
     std::ofstream file(o.json);
@@ -122,6 +129,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--iterations", o->train.iterations, "stop after this many iterations")->check(CLI::PositiveNumber);
   c->add_option("--lr", o->train.learningRate, "learning rate of one rank (scaled by the rank count)");
   c->add_flag("!--no-lr-scaling", o->train.scaleLearningRate, "keep --lr whatever the rank count");
+  c->add_option("--optimizer", o->optimizer, "sgd (default; the only one so far)");
   c->add_option("--momentum", o->train.momentum, "SGD momentum (default 0.9)");
   c->add_flag("--nesterov", o->train.nesterov, "Nesterov momentum");
   c->add_option("--weight-decay", o->train.weightDecay, "weight decay");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 
 #include "core/error.hpp"
@@ -82,6 +83,7 @@ Work CommState::submit(const CallInfo& info, OpFunction fn) {
   {
     std::lock_guard lock(mutex_);
     Task task{info, 0, std::move(fn), work};
+    task.info.background = true;
     if (isCollective(info.op)) task.sequence = nextSequence_++;
     queue_.push_back(std::move(task));
     if (!worker_.joinable()) worker_ = std::thread(&CommState::workerLoop, this);
@@ -100,13 +102,15 @@ void CommState::workerLoop() {
     running_ = true;
     lock.unlock();
     std::exception_ptr failure;
+    const auto started = std::chrono::steady_clock::now();
     try {
       execute(task);
     } catch (...) {
       failure = std::current_exception();
     }
+    const double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     task.fn = nullptr;  // release what the closure holds before waking the caller
-    task.work->finish(failure);
+    task.work->finish(failure, ran);
     lock.lock();
     running_ = false;
     lock.unlock();

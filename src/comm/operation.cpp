@@ -79,7 +79,7 @@ void OpContext::wait(std::span<Request> requests) {
     bool all = true;
     for (Request& r : requests) all = t.test(r) && all;
     if (all) return;
-    if (spin % kPollEvery != 0) continue;
+    if (spin % (info_.background ? 4 : kPollEvery) != 0) continue;
     if (collective) {
       while (auto notice = t.pollNotice()) {
         if (notice->sequence == sequence_) timeout(requests, notice->rank);
@@ -87,9 +87,17 @@ void OpContext::wait(std::span<Request> requests) {
     }
     const auto now = Clock::now();
     if (now > deadline_) timeout(requests, -1);
-    // Spin briefly for latency, then give the core away: ranks may outnumber cores.
-    if (now - started > std::chrono::microseconds(200)) std::this_thread::yield();
-    if (now - started > std::chrono::milliseconds(2)) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // A blocking call spins briefly for latency, then gives the core away (ranks may
+    // outnumber cores). A background call shares the cores with the caller's compute (the
+    // backward pass it overlaps), so it yields at once and soon sleeps between polls.
+    const auto waited = now - started;
+    if (info_.background) {
+      std::this_thread::yield();
+      if (waited > std::chrono::microseconds(50)) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    } else {
+      if (waited > std::chrono::microseconds(200)) std::this_thread::yield();
+      if (waited > std::chrono::milliseconds(2)) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
   }
 }
 

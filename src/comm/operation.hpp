@@ -40,6 +40,7 @@ struct CallInfo {
   int root = 0;                // broadcast root; the peer of a send or receive
   int tag = 0;                 // user tag of a send or receive
   double deadlineSeconds = 0;  // 0: the communicator's default
+  bool background = false;     // runs on the progress thread: poll politely (compute shares the cores)
 };
 
 class OpContext {

@@ -2,11 +2,12 @@
 
 namespace paraxis::comm {
 
-void detail::WorkState::finish(std::exception_ptr failure) {
+void detail::WorkState::finish(std::exception_ptr failure, double ranSeconds) {
   {
     std::lock_guard lock(mutex);
     done = true;
     error = std::move(failure);
+    seconds = ranSeconds;
   }
   done_cv.notify_all();
 }
@@ -28,6 +29,16 @@ std::exception_ptr Work::error() const {
   if (!state_) return nullptr;
   std::lock_guard lock(state_->mutex);
   return state_->error;
+}
+
+}  // namespace paraxis::comm
+
+namespace paraxis::comm {
+
+double Work::seconds() const {
+  if (!state_) return 0;
+  std::lock_guard lock(state_->mutex);
+  return state_->seconds;
 }
 
 }  // namespace paraxis::comm

@@ -13,8 +13,9 @@ struct WorkState {
   std::condition_variable done_cv;
   bool done = false;
   std::exception_ptr error;
+  double seconds = 0;  // how long the operation ran (not how long it waited in the queue)
 
-  void finish(std::exception_ptr failure);
+  void finish(std::exception_ptr failure, double ranSeconds = 0);
 };
 }  // namespace detail
 
@@ -30,6 +31,8 @@ class Work {
   void wait() const;
   // The error the operation ended with, or null.
   std::exception_ptr error() const;
+  // How long the operation itself ran, once finished (queueing excluded).
+  double seconds() const;
 
  private:
   std::shared_ptr<detail::WorkState> state_;

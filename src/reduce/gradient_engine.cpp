@@ -182,11 +182,16 @@ void GradientEngine::finishStep() {
   if (options_.negotiate && !sparseActive_ && comm_.size() == 1) {
     for (int g = 0; g < static_cast<int>(groups_.size()); ++g) launch(g);
   }
-  for (Group& g : groups_) g.work.wait();
+  totalSeconds_ = 0;
+  for (Group& g : groups_) {
+    g.work.wait();
+    totalSeconds_ += g.work.seconds();
+  }
   if (sparseActive_) {
     for (Group& g : groups_) sparseReduce(g);
   }
   exposedSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (sparseActive_) totalSeconds_ = exposedSeconds_;  // reduced after backward, all of it exposed
 }
 
 // Deep-gradient-compression style: momentum-corrected accumulation, chunks chosen by the

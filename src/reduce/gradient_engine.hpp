@@ -59,6 +59,7 @@ class GradientEngine {
   // Residual state of chunk-sparse communication (for checkpoints): velocity and residual per group.
   std::vector<torch::Tensor> residualState() const;
   double exposedSeconds() const { return exposedSeconds_; }  // of the last finishStep
+  double totalSeconds() const { return totalSeconds_; }      // all group reductions of the last step
 
   void markReady(int parameter);  // called by the hooks
 
@@ -93,6 +94,7 @@ class GradientEngine {
   std::thread negotiator_;
   bool sparseActive_ = false;
   double exposedSeconds_ = 0;
+  double totalSeconds_ = 0;
 };
 
 }  // namespace paraxis::reduce

@@ -36,6 +36,7 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
   times_.backward = since(start);
   engine_->finishStep();
   times_.exposedCommunication = engine_->exposedSeconds();
+  times_.totalCommunication = engine_->totalSeconds();
   start = Clock::now();
   {
     torch::NoGradGuard noGrad;

@@ -19,7 +19,7 @@ struct SgdOptions {
 };
 
 struct StepTimes {  // seconds of the last step
-  double forward = 0, backward = 0, exposedCommunication = 0, update = 0;
+  double forward = 0, backward = 0, exposedCommunication = 0, totalCommunication = 0, update = 0;
 };
 
 class DataParallelStep {

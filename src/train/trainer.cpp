@@ -151,6 +151,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
         report.forward += st.forward;
         report.backward += st.backward;
         report.exposedCommunication += st.exposedCommunication;
+        report.totalCommunication += st.totalCommunication;
         report.update += st.update;
         report.trainingSeconds += std::chrono::duration<double>(Clock::now() - iterationStart).count();
         ++measured;
@@ -194,6 +195,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   report.forward /= n;
   report.backward /= n;
   report.exposedCommunication /= n;
+  report.totalCommunication /= n;
   report.update /= n;
   report.dataLoading /= n;
   return report;

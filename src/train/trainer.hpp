@@ -62,7 +62,7 @@ struct TrainReport {
   double trainingSeconds = 0;   // the measured iterations only
   double samplesPerSecond = 0;  // over the measured iterations (the first 3 are warm-up)
   // Per iteration, averaged: the oracle's components.
-  double forward = 0, backward = 0, exposedCommunication = 0, update = 0, dataLoading = 0;
+  double forward = 0, backward = 0, exposedCommunication = 0, totalCommunication = 0, update = 0, dataLoading = 0;
   std::vector<EpochReport> epochs;
 };
 

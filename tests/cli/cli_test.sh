@@ -83,6 +83,7 @@ fi
 rm -f "$emitted"
 expect_error "--density: expected a fraction in \(0, 1\], found 2" train --density 2
 expect_error "--schedule: expected constant, step or cosine" train --schedule linear
+expect_error "--optimizer: only sgd" train --optimizer adam
 expect_error "nope.json: cannot open the strategy file" train --plan nope.json
 strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
 "$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null
