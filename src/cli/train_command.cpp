@@ -24,6 +24,7 @@ struct Options : ModelSource {
   std::string plan;
   std::string json;
   std::string fusion = "4MiB";
+  std::string grouping = "fusion";
   std::string negotiation = "none";
   std::string optimizer = "sgd";
 };
@@ -62,21 +63,18 @@ void applyPlan(const std::string& path, int ranks, train::TrainOptions& t) {
     throw ConfigError(fmt::format("{}: the strategy has {} data-parallel ranks but {} were started", path, s.grid.data, ranks));
   }
   t.batchPerRank = s.globalBatch / s.grid.data;
-  t.grouping = plan::groupingName(s.comm.grouping);
-  t.fusionBytes = s.comm.fusionBytes;
-  t.groups = s.comm.groups;
-  t.overlap = s.comm.overlap;
-  t.negotiate = s.comm.negotiation == plan::Negotiation::kDecentralized;
-  if (s.comm.cycleSeconds > 0) t.cycleSeconds = s.comm.cycleSeconds;
-  t.fp16 = s.comm.fp16;
-  t.density = s.comm.density;
+  t.comm = s.comm;
 }
 
 void run(Options& o, Context& context) {
   const graph::Model model = loadModel(o);
   const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
   if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
-  o.train.fusionBytes = *fusion;
+  o.train.comm.fusionBytes = *fusion;
+  if (o.grouping == "fusion") o.train.comm.grouping = plan::Grouping::kFusion;
+  else if (o.grouping == "per-layer") o.train.comm.grouping = plan::Grouping::kPerLayer;
+  else if (o.grouping == "groups") o.train.comm.grouping = plan::Grouping::kGroups;
+  else throw ConfigError(fmt::format("--grouping: expected fusion, per-layer or groups, found '{}'", o.grouping));
   if (o.optimizer != "sgd") {
     throw ConfigError(fmt::format("--optimizer: only sgd (with --momentum, --nesterov, --weight-decay) is implemented, "
                                   "found '{}'", o.optimizer));
@@ -84,12 +82,12 @@ void run(Options& o, Context& context) {
   if (o.negotiation != "none" && o.negotiation != "decentralized") {
     throw ConfigError(fmt::format("--negotiation: expected none or decentralized, found '{}'", o.negotiation));
   }
-  o.train.negotiate = o.negotiation == "decentralized";
+  o.train.comm.negotiation = o.negotiation == "decentralized" ? plan::Negotiation::kDecentralized : plan::Negotiation::kNone;
   if (o.train.schedule != "constant" && o.train.schedule != "step" && o.train.schedule != "cosine") {
     throw ConfigError(fmt::format("--schedule: expected constant, step or cosine, found '{}'", o.train.schedule));
   }
-  if (o.train.density <= 0 || o.train.density > 1) {
-    throw ConfigError(fmt::format("--density: expected a fraction in (0, 1], found {}", o.train.density));
+  if (o.train.comm.density <= 0 || o.train.comm.density > 1) {
+    throw ConfigError(fmt::format("--density: expected a fraction in (0, 1], found {}", o.train.comm.density));
   }
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
@@ -137,14 +135,14 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--schedule", o->train.schedule, "constant (default), step or cosine");
   c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)");
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
-  c->add_option("--grouping", o->train.grouping, "gradient groups: fusion (default), per-layer or groups");
+  c->add_option("--grouping", o->grouping, "gradient groups: fusion (default), per-layer or groups");
   c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 4MiB)");
-  c->add_option("--groups", o->train.groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
-  c->add_flag("!--no-overlap", o->train.overlap, "reduce gradients after backward");
+  c->add_option("--groups", o->train.comm.groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
+  c->add_flag("!--no-overlap", o->train.comm.overlap, "reduce gradients after backward");
   c->add_option("--negotiation", o->negotiation, "none (default) or decentralized");
-  c->add_option("--cycle", o->train.cycleSeconds, "negotiation cycle in seconds");
-  c->add_flag("--fp16-gradients", o->train.fp16, "gradients in fp16 on the wire");
-  c->add_option("--density", o->train.density, "chunk-sparse: fraction of gradient chunks sent (default 1)");
+  c->add_option("--cycle", o->train.comm.cycleSeconds, "negotiation cycle in seconds");
+  c->add_flag("--fp16-gradients", o->train.comm.fp16, "gradients in fp16 on the wire");
+  c->add_option("--density", o->train.comm.density, "chunk-sparse: fraction of gradient chunks sent (default 1)");
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");
   c->add_flag("--quiet", o->train.quiet, "no progress output");
   c->add_option("--checkpoint", o->train.checkpointDir, "directory for checkpoints");

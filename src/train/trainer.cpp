@@ -23,18 +23,22 @@ using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kWarmupIterations = 3;
 
 reduce::EngineOptions engineOptions(const TrainOptions& o) {
+  const plan::CommSettings& c = o.comm;
   reduce::EngineOptions e;
-  if (o.grouping == "fusion") e.grouping = reduce::Grouping::kFusion;
-  else if (o.grouping == "per-layer") e.grouping = reduce::Grouping::kPerLayer;
-  else if (o.grouping == "groups") e.grouping = reduce::Grouping::kGroups;
-  else throw ConfigError(fmt::format("--grouping: expected fusion, per-layer or groups, found '{}'", o.grouping));
-  e.fusionBytes = static_cast<std::size_t>(o.fusionBytes);
-  e.groups = o.groups;
-  e.overlap = o.overlap;
-  e.negotiate = o.negotiate;
-  e.cycleSeconds = o.cycleSeconds;
-  e.fp16 = o.fp16;
-  e.density = o.density;
+  e.grouping = c.grouping == plan::Grouping::kPerLayer ? reduce::Grouping::kPerLayer
+               : c.grouping == plan::Grouping::kGroups ? reduce::Grouping::kGroups
+                                                       : reduce::Grouping::kFusion;
+  e.fusionBytes = static_cast<std::size_t>(c.fusionBytes);
+  e.firstBucketBytes = static_cast<std::size_t>(c.firstBucketBytes);
+  e.groups = c.groups;
+  e.overlap = c.overlap;
+  e.negotiate = c.negotiation == plan::Negotiation::kDecentralized;
+  if (c.negotiation == plan::Negotiation::kCentralized) {
+    throw ConfigError("centralized negotiation is modelled by plan but not run by train: use decentralized or none");
+  }
+  if (c.cycleSeconds > 0) e.cycleSeconds = c.cycleSeconds;
+  e.fp16 = c.fp16;
+  e.density = c.density;
   e.sparseMomentum = o.momentum;
   return e;
 }
@@ -130,7 +134,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   std::int64_t measured = 0;
   for (int epoch = static_cast<int>(done / perEpoch); epoch < epochs && done < total; ++epoch) {
     const auto epochStart = Clock::now();
-    dp.setSparse(o.density < 1.0 && epoch >= o.sparseWarmupEpochs);
+    dp.setSparse(o.comm.density < 1.0 && epoch >= o.sparseWarmupEpochs);
     const std::vector<std::int64_t> mine = shardIndices(data.train.size(), comm.rank(), comm.size(), o.batchPerRank, o.seed, epoch);
     const torch::Tensor index = torch::tensor(mine, torch::kInt64);
     double lossSum = 0;

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "graph/model.hpp"
+#include "plan/strategy.hpp"
 
 namespace paraxis::train {
 
@@ -28,15 +29,12 @@ struct TrainOptions {
   std::string schedule = "constant";  // constant, step, cosine
   int threads = 0;
   std::uint64_t seed = 1;
-  // The gradient engine.
-  std::string grouping = "fusion";  // fusion, per-layer, groups
-  double fusionBytes = 4.0 * (1 << 20);
-  int groups = 4;
-  bool overlap = true;
-  bool negotiate = false;
-  double cycleSeconds = 0.5e-3;
-  bool fp16 = false;
-  double density = 1.0;
+  // The gradient engine, in the strategy file's vocabulary (a plan's settings apply as they are).
+  plan::CommSettings comm = [] {
+    plan::CommSettings c;
+    c.cycleSeconds = 0.5e-3;
+    return c;
+  }();
   double sparseWarmupEpochs = 1;
   bool quiet = false;
   std::string checkpointDir;        // write checkpoints here

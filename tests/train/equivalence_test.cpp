@@ -13,6 +13,7 @@
 #include "comm/collectives.hpp"
 #include "comm/self/self_transport.hpp"
 #include "comm/world.hpp"
+#include "common/mpi_test_main.hpp"
 #include "train/data_parallel.hpp"
 
 namespace paraxis::train {
@@ -220,27 +221,7 @@ TEST(Equivalence, ChunkSparseMatchesASerialSimulationOfTheCompressor) {
 }  // namespace paraxis::train
 
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int expected = -1;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--expect-ranks") == 0) expected = std::atoi(argv[i + 1]);
-  }
-  int status = 1;
-  {
-    paraxis::comm::World world = paraxis::comm::openWorld(&argc, &argv, {.deadlineSeconds = 60, .verify = true});
-    if (expected > 0 && world.comm.size() != expected) return 1;
-    torch::set_num_threads(1);
-    paraxis::train::gWorld = &world.comm;
-    if (world.comm.rank() != 0) GTEST_FLAG_SET(brief, true);
-    status = RUN_ALL_TESTS();
-    int worst = status;
-    paraxis::comm::allreduce(world.comm, &status, &worst, 1, paraxis::comm::DataType::kI32,
-                             {.algorithm = paraxis::comm::AllreduceAlgorithm::kBuiltin, .op = paraxis::comm::ReduceOp::kMax});
-    status = worst;
-    if (world.comm.rank() == 0) {
-      std::cout << "training equivalence on " << world.comm.size() << " ranks: " << (status == 0 ? "passed" : "FAILED")
-                << std::endl;
-    }
-  }
-  return status;
+  torch::set_num_threads(1);
+  return paraxis::testing::runMpiTests(argc, argv, "training equivalence",
+                                       [](paraxis::comm::Communicator* world) { paraxis::train::gWorld = world; });
 }
