@@ -168,7 +168,7 @@ void GradientEngine::negotiationLoop() {
   }
 }
 
-void GradientEngine::finishStep() {
+void GradientEngine::finishStep(const std::function<void(int)>& onGroupDone) {
   const auto start = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mutex_);
@@ -183,14 +183,19 @@ void GradientEngine::finishStep() {
     for (int g = 0; g < static_cast<int>(groups_.size()); ++g) launch(g);
   }
   totalSeconds_ = 0;
-  for (Group& g : groups_) {
+  double callbacks = 0;
+  for (int index = 0; index < static_cast<int>(groups_.size()); ++index) {
+    Group& g = groups_[index];
     g.work.wait();
     totalSeconds_ += g.work.seconds();
+    if (sparseActive_) sparseReduce(g);
+    if (onGroupDone) {
+      const auto before = std::chrono::steady_clock::now();
+      onGroupDone(index);
+      callbacks += std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+    }
   }
-  if (sparseActive_) {
-    for (Group& g : groups_) sparseReduce(g);
-  }
-  exposedSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  exposedSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - callbacks;
   if (sparseActive_) totalSeconds_ = exposedSeconds_;  // reduced after backward, all of it exposed
 }
 

@@ -17,6 +17,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -51,7 +52,10 @@ class GradientEngine {
   GradientEngine& operator=(const GradientEngine&) = delete;
 
   void beginStep();   // zeroes the buffers and readiness; call before backward
-  void finishStep();  // after backward: launches what is left and waits; gradients are averaged
+  // After backward: launches what is left and waits for the groups in order; gradients are
+  // averaged. `onGroupDone(g)` runs as soon as group g is reduced, while later groups are still
+  // on the wire (the optimizer updates those parameters then).
+  void finishStep(const std::function<void(int)>& onGroupDone = {});
   void setSparse(bool enabled) { sparseActive_ = enabled && options_.density < 1.0; }  // dense warm-up off/on
 
   int groupCount() const { return static_cast<int>(groups_.size()); }

@@ -34,14 +34,14 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
   start = Clock::now();
   loss.backward();
   times_.backward = since(start);
-  engine_->finishStep();
-  times_.exposedCommunication = engine_->exposedSeconds();
-  times_.totalCommunication = engine_->totalSeconds();
-  start = Clock::now();
-  {
+  // Each group's parameters are updated the moment its reduction lands, while the later
+  // groups are still on the wire.
+  const double momentum = sparse_ ? 0.0 : sgd_.momentum;
+  double updating = 0;
+  auto update = [&](int group) {
+    const auto begin = Clock::now();
     torch::NoGradGuard noGrad;
-    const double momentum = sparse_ ? 0.0 : sgd_.momentum;
-    for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    for (int i : engine_->groupOf(group)) {
       torch::Tensor& p = parameters_[i];
       torch::Tensor g = p.grad();
       if (sgd_.weightDecay != 0) g = g.add(p, sgd_.weightDecay);
@@ -51,8 +51,12 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
       }
       p.sub_(g, lr);
     }
-  }
-  times_.update = since(start);
+    updating += since(begin);
+  };
+  engine_->finishStep(update);
+  times_.exposedCommunication = engine_->exposedSeconds();
+  times_.totalCommunication = engine_->totalSeconds();
+  times_.update = updating;
   return loss.item<double>();
 }
 
