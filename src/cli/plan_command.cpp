@@ -93,9 +93,7 @@ plan::PlanRequest request(const Options& o) {
   plan::CommSettings& c = r.comm;
   c.overlap = !o.noOverlap;
   c.fp16 = o.fp16;
-  c.grouping = pick<plan::Grouping>("--grouping", o.grouping,
-                                    {{"fusion", plan::Grouping::kFusion}, {"per-layer", plan::Grouping::kPerLayer},
-                                     {"groups", plan::Grouping::kGroups}});
+  c.grouping = cost::groupingFromName(o.grouping, "--grouping");
   c.groups = o.groups;
   const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
   if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));

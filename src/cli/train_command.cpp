@@ -71,10 +71,7 @@ void run(Options& o, Context& context) {
   const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
   if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
   o.train.comm.fusionBytes = *fusion;
-  if (o.grouping == "fusion") o.train.comm.grouping = plan::Grouping::kFusion;
-  else if (o.grouping == "per-layer") o.train.comm.grouping = plan::Grouping::kPerLayer;
-  else if (o.grouping == "groups") o.train.comm.grouping = plan::Grouping::kGroups;
-  else throw ConfigError(fmt::format("--grouping: expected fusion, per-layer or groups, found '{}'", o.grouping));
+  o.train.comm.grouping = cost::groupingFromName(o.grouping, "--grouping");
   if (o.optimizer != "sgd") {
     throw ConfigError(fmt::format("--optimizer: only sgd (with --momentum, --nesterov, --weight-decay) is implemented, "
                                   "found '{}'", o.optimizer));

@@ -3,34 +3,10 @@
 #include <algorithm>
 
 namespace paraxis::plan {
-
 std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const CommSettings& s) {
-  std::vector<std::vector<int>> groups;
-  const int n = static_cast<int>(sources.size());
-  if (n == 0) return groups;
-  if (s.grouping == Grouping::kPerLayer) {
-    for (int i = 0; i < n; ++i) groups.push_back({i});
-    return groups;
-  }
-  double total = 0;
-  for (const auto& src : sources) total += src.bytes;
-  std::vector<int> current;
-  double bytes = 0;
-  for (int i = 0; i < n; ++i) {
-    current.push_back(i);
-    bytes += sources[i].bytes;
-    double threshold = s.fusionBytes;
-    if (s.grouping == Grouping::kGroups) threshold = total / std::max(1, s.groups);
-    if (s.grouping == Grouping::kFusion && groups.empty()) threshold = s.firstBucketBytes;
-    const bool lastGroupSlot = s.grouping == Grouping::kGroups && static_cast<int>(groups.size()) + 1 >= s.groups;
-    if (bytes >= threshold && !lastGroupSlot) {
-      groups.push_back(current);
-      current.clear();
-      bytes = 0;
-    }
-  }
-  if (!current.empty()) groups.push_back(current);
-  return groups;
+  std::vector<double> bytes;
+  for (const auto& src : sources) bytes.push_back(src.bytes);
+  return cost::formGradientGroups(bytes, {s.grouping, s.fusionBytes, s.firstBucketBytes, s.groups});
 }
 
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,

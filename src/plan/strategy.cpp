@@ -25,15 +25,6 @@ std::string Grid::str() const {
 
 std::string scheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }
 
-std::string groupingName(Grouping g) {
-  switch (g) {
-    case Grouping::kFusion: return "fusion";
-    case Grouping::kPerLayer: return "per-layer";
-    case Grouping::kGroups: return "groups";
-  }
-  return "?";
-}
-
 std::string negotiationName(Negotiation n) {
   switch (n) {
     case Negotiation::kNone: return "none";

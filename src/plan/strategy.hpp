@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "cost/gradient_groups.hpp"
+
 namespace paraxis::plan {
 
 // Ranks are laid out data (outermost), pipeline, channel, filter, spatial-d, -h, -w (innermost),
@@ -34,7 +36,7 @@ struct Grid {
 };
 
 enum class PipelineSchedule { kGPipe, kOneFOneB };
-enum class Grouping { kFusion, kPerLayer, kGroups };
+using cost::Grouping;  // shared with the runtime's engine
 enum class Negotiation { kNone, kCentralized, kDecentralized };
 
 struct CommSettings {
@@ -59,7 +61,7 @@ struct Strategy {
 };
 
 std::string scheduleName(PipelineSchedule s);
-std::string groupingName(Grouping g);
+using cost::groupingName;
 std::string negotiationName(Negotiation n);
 
 }  // namespace paraxis::plan

@@ -48,11 +48,7 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
     if (d.contains("comm")) {
       const auto& c = d.at("comm");
       s.comm.overlap = c.value("overlap", true);
-      const std::string grouping = c.value("grouping", "fusion");
-      if (grouping == "fusion") s.comm.grouping = Grouping::kFusion;
-      else if (grouping == "per-layer") s.comm.grouping = Grouping::kPerLayer;
-      else if (grouping == "groups") s.comm.grouping = Grouping::kGroups;
-      else fail("comm.grouping", "expected fusion, per-layer or groups, found '" + grouping + "'");
+      s.comm.grouping = cost::groupingFromName(c.value("grouping", "fusion"), source + ": comm.grouping");
       s.comm.fusionBytes = c.value("fusion_bytes", s.comm.fusionBytes);
       s.comm.firstBucketBytes = c.value("first_bucket_bytes", s.comm.firstBucketBytes);
       s.comm.groups = c.value("groups", s.comm.groups);

@@ -60,28 +60,15 @@ GradientEngine::~GradientEngine() {
 void GradientEngine::formGroups() {
   const int n = static_cast<int>(parameters_.size());
   groupOfParameter_.assign(n, -1);
-  double total = 0;
-  for (const auto& p : parameters_) total += static_cast<double>(p.numel()) * 4;
-  std::vector<int> current;
-  double bytes = 0;
-  auto close = [&] {
-    if (current.empty()) return;
+  std::vector<double> bytes;  // backward order: the last parameter's gradient comes first
+  for (int i = n - 1; i >= 0; --i) bytes.push_back(static_cast<double>(parameters_[i].numel()) * 4);
+  const cost::GroupingRule rule{options_.grouping, static_cast<double>(options_.fusionBytes),
+                                static_cast<double>(options_.firstBucketBytes), options_.groups};
+  for (const std::vector<int>& members : cost::formGradientGroups(bytes, rule)) {
     Group g;
-    g.members = current;
+    for (int k : members) g.members.push_back(n - 1 - k);
     groups_.push_back(std::move(g));
-    current.clear();
-    bytes = 0;
-  };
-  for (int i = n - 1; i >= 0; --i) {  // backward order
-    current.push_back(i);
-    bytes += static_cast<double>(parameters_[i].numel()) * 4;
-    double threshold = static_cast<double>(options_.fusionBytes);
-    if (options_.grouping == Grouping::kFusion && groups_.empty()) threshold = static_cast<double>(options_.firstBucketBytes);
-    if (options_.grouping == Grouping::kGroups) threshold = total / std::max(1, options_.groups);
-    const bool lastSlot = options_.grouping == Grouping::kGroups && static_cast<int>(groups_.size()) + 1 >= options_.groups;
-    if (options_.grouping == Grouping::kPerLayer || (bytes >= threshold && !lastSlot)) close();
   }
-  close();
   for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
     Group& group = groups_[g];
     std::int64_t elements = 0;

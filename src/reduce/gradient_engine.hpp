@@ -24,10 +24,11 @@
 
 #include "comm/communicator.hpp"
 #include "comm/work.hpp"
+#include "cost/gradient_groups.hpp"
 
 namespace paraxis::reduce {
 
-enum class Grouping { kFusion, kPerLayer, kGroups };
+using cost::Grouping;  // the oracle forms groups by the same rule
 
 struct EngineOptions {
   Grouping grouping = Grouping::kFusion;

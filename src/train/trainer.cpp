@@ -25,9 +25,7 @@ constexpr std::int64_t kWarmupIterations = 3;
 reduce::EngineOptions engineOptions(const TrainOptions& o) {
   const plan::CommSettings& c = o.comm;
   reduce::EngineOptions e;
-  e.grouping = c.grouping == plan::Grouping::kPerLayer ? reduce::Grouping::kPerLayer
-               : c.grouping == plan::Grouping::kGroups ? reduce::Grouping::kGroups
-                                                       : reduce::Grouping::kFusion;
+  e.grouping = c.grouping;
   e.fusionBytes = static_cast<std::size_t>(c.fusionBytes);
   e.firstBucketBytes = static_cast<std::size_t>(c.firstBucketBytes);
   e.groups = c.groups;
