@@ -1,6 +1,7 @@
 #include "cost/compute.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace paraxis::cost {
 
@@ -58,6 +59,76 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   return {passWithEfficiency(device, peak, work.forward, forward),
           passWithEfficiency(device, peak, work.backwardData, same(work.backwardData)),
           passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight))};
+}
+
+std::vector<LayerProfile> profileLayers(const graph::Model& model) {
+  using graph::LayerKind;
+  std::vector<LayerProfile> out(model.size());
+  for (int i = 0; i < model.size(); ++i) {
+    const graph::Layer& layer = model.layer(i);
+    LayerProfile& p = out[i];
+    const graph::LayerCounts& c = layer.counts;
+    p.view = layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten;
+    p.weighted = layer.kind == LayerKind::kConv || layer.kind == LayerKind::kDeconv ||
+                 layer.kind == LayerKind::kFullyConnected;
+    p.flops[0] = static_cast<double>(c.forwardFlops);
+    p.flops[1] = static_cast<double>(c.backwardDataFlops);
+    p.flops[2] = static_cast<double>(c.backwardWeightFlops);
+    for (int k = 0; k < 3; ++k) p.logFlops[k] = p.flops[k] > 0 ? std::log(p.flops[k]) : 0;
+    const graph::Layer& input = layer.inputs.empty() ? layer : model.layer(layer.inputs.front());
+    p.inputElements = static_cast<double>(input.counts.activationBytes) / model.bytesPerElement();
+    p.outputElements = static_cast<double>(c.activationBytes) / model.bytesPerElement();
+    p.params = static_cast<double>(c.params);
+  }
+  return out;
+}
+
+double LogMemo::operator()(double x) {
+  if (x != x_) {
+    x_ = x;
+    log_ = std::log(x);
+  }
+  return log_;
+}
+
+DeviceRates::DeviceRates(const hw::Device& d, double peakFlops)
+    : device(&d),
+      peak(peakFlops),
+      secondsPerByte(1 / d.memoryBandwidth),
+      floorSecondsPerFlop(d.efficiencyFloor > 0 ? 1 / (peakFlops * d.efficiencyFloor) : 0) {}
+
+LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const LocalShare& s, int bytesPerElement,
+                      LogMemo& logs) {
+  if (p.view) return {};
+  const hw::Device& device = *rates.device;
+  const double peak = rates.peak;
+  const double channelShare = p.weighted ? s.inputChannels * s.outputChannels : s.outputChannels;
+  const double flopShare = s.samples * s.spatial * channelShare;
+  const double delta = bytesPerElement;
+  const double bytes = p.inputElements * s.samples * s.inputSpatial * s.inputChannels * delta +
+                       p.outputElements * s.samples * s.spatial * s.outputChannels * delta +
+                       p.params * channelShare * delta;
+  const double memorySeconds = bytes * rates.secondsPerByte;
+  const double floorSeconds = rates.floorSecondsPerFlop;
+  double forwardEfficiency = -1;
+  auto pass = [&](int k, bool hasBytes) {
+    const double flops = p.flops[k] * flopShare;
+    const double passBytesSeconds = hasBytes ? memorySeconds : 0;
+    if (flops <= 0 && passBytesSeconds <= 0) return 0.0;
+    if (flops <= 0) return device.callOverhead + passBytesSeconds;
+    double efficiency;
+    if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds) {
+      efficiency = device.efficiencyFloor;
+    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0]) {
+      efficiency = forwardEfficiency;
+    } else {
+      efficiency = device.efficiencyAtLog(p.logFlops[k] + logs(flopShare));
+    }
+    if (k == 0) forwardEfficiency = efficiency;
+    return device.callOverhead + std::max(flops / (peak * efficiency), passBytesSeconds);
+  };
+  const double forward = pass(0, true);
+  return {forward, pass(1, p.flops[1] > 0), pass(2, p.flops[2] > 0)};
 }
 
 }  // namespace paraxis::cost

@@ -4,7 +4,10 @@
 // call of that size, and bytes at its memory bandwidth, plus a fixed per-call overhead.
 // Small local problems (a thin slab, a few filters, a micro-batch of one) therefore run at
 // low efficiency instead of being assumed to scale — the error ParaDL makes.
+#include <vector>
+
 #include "graph/layer.hpp"
+#include "graph/model.hpp"
 #include "hw/cluster.hpp"
 
 namespace paraxis::cost {
@@ -39,5 +42,43 @@ struct LayerTimes {
 };
 
 LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& work);
+
+// A layer's work for a share of one, prepared once per model: evaluating a strategy then
+// reads flat numbers instead of the graph's layer records, and looks the efficiency curve up
+// by log(flops) = log(flops of one sample) + log(share) without a logarithm per pass.
+struct LayerProfile {
+  double flops[3] = {0, 0, 0};  // forward, backward-data, backward-weight, one sample
+  double logFlops[3] = {0, 0, 0};
+  double inputElements = 0;     // per sample, first input
+  double outputElements = 0;    // per sample
+  double params = 0;
+  bool weighted = false;        // conv, deconv, fully connected: both channel dimensions split
+  bool view = false;            // input, flatten: no kernels
+};
+
+std::vector<LayerProfile> profileLayers(const graph::Model& model);
+
+// log(x) for a run of equal x (consecutive layers mostly share a share).
+class LogMemo {
+ public:
+  double operator()(double x);
+
+ private:
+  double x_ = -1;
+  double log_ = 0;
+};
+
+// The device's rates with their reciprocals taken once per evaluation.
+struct DeviceRates {
+  DeviceRates(const hw::Device& device, double peak);
+  const hw::Device* device;
+  double peak;
+  double secondsPerByte;        // 1 / memory bandwidth
+  double floorSecondsPerFlop;   // 1 / (peak x the curve's lowest efficiency); 0 without a floor
+};
+
+// Equal to layerTimes(device, peak, layerWork(layer, ...)) for the layer `profile` describes.
+LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& profile, const LocalShare& share,
+                      int bytesPerElement, LogMemo& logs);
 
 }  // namespace paraxis::cost

@@ -9,25 +9,35 @@
 
 namespace paraxis::cost {
 
-std::vector<std::vector<int>> formGradientGroups(const std::vector<double>& bytes, const GroupingRule& rule) {
-  std::vector<std::vector<int>> groups;
+void gradientGroupEnds(const std::vector<double>& bytes, const GroupingRule& rule, std::vector<int>& ends) {
+  ends.clear();
   const double total = std::accumulate(bytes.begin(), bytes.end(), 0.0);
-  std::vector<int> current;
   double size = 0;
-  for (int i = 0; i < static_cast<int>(bytes.size()); ++i) {
-    current.push_back(i);
+  const int n = static_cast<int>(bytes.size());
+  for (int i = 0; i < n; ++i) {
     size += bytes[i];
     double threshold = rule.fusionBytes;
-    if (rule.mode == Grouping::kFusion && groups.empty()) threshold = rule.firstBucketBytes;
+    if (rule.mode == Grouping::kFusion && ends.empty()) threshold = rule.firstBucketBytes;
     if (rule.mode == Grouping::kGroups) threshold = total / std::max(1, rule.groups);
-    const bool lastSlot = rule.mode == Grouping::kGroups && static_cast<int>(groups.size()) + 1 >= rule.groups;
+    const bool lastSlot = rule.mode == Grouping::kGroups && static_cast<int>(ends.size()) + 1 >= rule.groups;
     if (rule.mode == Grouping::kPerLayer || (size >= threshold && !lastSlot)) {
-      groups.push_back(current);
-      current.clear();
+      ends.push_back(i + 1);
       size = 0;
     }
   }
-  if (!current.empty()) groups.push_back(current);
+  if (n > 0 && (ends.empty() || ends.back() != n)) ends.push_back(n);
+}
+
+std::vector<std::vector<int>> formGradientGroups(const std::vector<double>& bytes, const GroupingRule& rule) {
+  std::vector<int> ends;
+  gradientGroupEnds(bytes, rule, ends);
+  std::vector<std::vector<int>> groups;
+  int begin = 0;
+  for (int end : ends) {
+    std::vector<int>& group = groups.emplace_back();
+    for (int i = begin; i < end; ++i) group.push_back(i);
+    begin = end;
+  }
   return groups;
 }
 

@@ -17,6 +17,8 @@ struct GroupingRule {
 
 // `bytes` lists the gradients in backward order; returns groups of indices into it.
 std::vector<std::vector<int>> formGradientGroups(const std::vector<double>& bytes, const GroupingRule& rule);
+// The same groups as the end (one past the last index) of each: groups are consecutive runs.
+void gradientGroupEnds(const std::vector<double>& bytes, const GroupingRule& rule, std::vector<int>& ends);
 
 std::string groupingName(Grouping g);
 // "fusion", "per-layer" or "groups"; throws ConfigError naming `what` otherwise.

@@ -28,16 +28,28 @@ double reductionGamma(const hw::Device& device) { return 3.0 / device.memoryBand
 
 CollectiveEstimate allreduceOn(const hw::Cluster& c, const Placement& g, double m, Congestion k) {
   if (g.size <= 1 || m <= 0) return {0, "none"};
-  const GroupLink flat = groupLink(c, g, k);
-  const AllreduceEstimate best = bestFlatAllreduce(static_cast<int>(g.size), m, flat.link);
-  CollectiveEstimate out{best.seconds, std::string(choiceName(best.algorithm))};
+  return PlacedAllreduce(c, g, k)(m);
+}
+
+PlacedAllreduce::PlacedAllreduce(const hw::Cluster& c, const Placement& g, Congestion k) : size_(g.size) {
+  if (g.size <= 1) return;
+  flat_ = groupLink(c, g, k);
   // Two levels: the members inside one node, then one member per node across nodes.
   const std::int64_t perNode = std::max<std::int64_t>(1, std::min(g.size, c.devicesPerNode / g.stride));
   if (perNode > 1 && g.size % perNode == 0 && g.size / perNode > 1) {
-    const GroupLink inside = groupLink(c, {perNode, g.stride}, k);
-    const GroupLink across = groupLink(c, {g.size / perNode, g.stride * perNode}, k);
-    const double twoLevel = hierarchicalAllreduce(static_cast<int>(perNode), static_cast<int>(g.size / perNode), m,
-                                                  inside.link, across.link);
+    perNode_ = perNode;
+    inside_ = groupLink(c, {perNode, g.stride}, k);
+    across_ = groupLink(c, {g.size / perNode, g.stride * perNode}, k);
+  }
+}
+
+CollectiveEstimate PlacedAllreduce::operator()(double m) const {
+  if (size_ <= 1 || m <= 0) return {0, "none"};
+  const AllreduceEstimate best = bestFlatAllreduce(static_cast<int>(size_), m, flat_.link);
+  CollectiveEstimate out{best.seconds, std::string(choiceName(best.algorithm))};
+  if (perNode_ > 1) {
+    const double twoLevel = hierarchicalAllreduce(static_cast<int>(perNode_), static_cast<int>(size_ / perNode_), m,
+                                                  inside_.link, across_.link);
     if (twoLevel < out.seconds) out = {twoLevel, "hierarchical"};
   }
   return out;

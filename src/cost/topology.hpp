@@ -43,6 +43,20 @@ struct CollectiveEstimate {
 // fastest of ring, recursive doubling, Rabenseifner and (when the group spans nodes with
 // several members on each) hierarchical, and names it.
 CollectiveEstimate allreduceOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
+
+// allreduceOn for many message sizes over one group: the group is placed once (the oracle
+// costs every gradient group of an iteration over the same ranks).
+class PlacedAllreduce {
+ public:
+  PlacedAllreduce(const hw::Cluster& c, const Placement& g, Congestion k);
+  CollectiveEstimate operator()(double m) const;
+
+ private:
+  std::int64_t size_;
+  GroupLink flat_;
+  std::int64_t perNode_ = 1;  // > 1: the two-level algorithm applies
+  GroupLink inside_, across_;
+};
 CollectiveEstimate allgatherOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
 CollectiveEstimate reduceScatterOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
 CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);

@@ -28,9 +28,11 @@ std::vector<int> Model::outputs() const {
   return out;
 }
 
-ModelTotals Model::totals() const {
+namespace {
+
+ModelTotals sumTotals(const std::vector<Layer>& layers) {
   ModelTotals t;
-  for (const Layer& layer : layers_) {
+  for (const Layer& layer : layers) {
     t.params += layer.counts.params;
     t.forwardFlops += layer.counts.forwardFlops;
     t.backwardDataFlops += layer.counts.backwardDataFlops;
@@ -39,6 +41,8 @@ ModelTotals Model::totals() const {
   }
   return t;
 }
+
+}  // namespace
 
 ModelBuilder::ModelBuilder(std::string name, TensorShape input, int bytesPerElement) {
   model_.name_ = std::move(name);
@@ -124,6 +128,9 @@ int ModelBuilder::mseLoss(std::string name, int x) {
   return add(std::move(name), LayerKind::kMseLoss, {}, {x});
 }
 
-Model ModelBuilder::build() && { return std::move(model_); }
+Model ModelBuilder::build() && {
+  model_.totals_ = sumTotals(model_.layers_);
+  return std::move(model_);
+}
 
 }  // namespace paraxis::graph

@@ -31,13 +31,14 @@ class Model {
   int find(const std::string& layerName) const;
   // Layers whose output no other layer consumes (losses, auxiliary heads).
   std::vector<int> outputs() const;
-  ModelTotals totals() const;
+  const ModelTotals& totals() const { return totals_; }
 
  private:
   friend class ModelBuilder;
   std::string name_;
   int bytesPerElement_ = 4;
   std::vector<Layer> layers_;
+  ModelTotals totals_;  // summed once the builder is done: a Model never changes after
 };
 
 class ModelBuilder {

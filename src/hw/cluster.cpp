@@ -35,6 +35,17 @@ double Device::efficiencyAt(double flops) const {
   return efficiency.back().efficiency;
 }
 
+double Device::efficiencyAtLog(double logFlops) const {
+  if (efficiencyLogs.size() != efficiency.size()) return efficiencyAt(std::exp(logFlops));
+  if (efficiency.empty()) return 1.0;
+  if (logFlops <= efficiencyLogs.front()) return efficiency.front().efficiency;
+  if (logFlops >= efficiencyLogs.back()) return efficiency.back().efficiency;
+  std::size_t i = 1;
+  while (logFlops > efficiencyLogs[i]) ++i;
+  const double t = (logFlops - efficiencyLogs[i - 1]) / (efficiencyLogs[i] - efficiencyLogs[i - 1]);
+  return efficiency[i - 1].efficiency + t * (efficiency[i].efficiency - efficiency[i - 1].efficiency);
+}
+
 int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
   check(!levels.empty(), "cluster has network levels");
   for (std::size_t i = 0; i < levels.size(); ++i) {

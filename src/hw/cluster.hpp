@@ -28,6 +28,9 @@ struct Device {
 
   double peak(const std::string& dtype) const;  // throws NotFoundError naming the dtypes known
   double efficiencyAt(double flops) const;
+  // The same for log(flops), without a logarithm per call when prepare() has run (the oracle
+  // adds log(share) to a layer's cached log(flops)).
+  double efficiencyAtLog(double logFlops) const;
   // Caches log(flops) of the curve's points (the loader calls it; efficiencyAt works without).
   void prepare();
   std::vector<double> efficiencyLogs;

@@ -24,15 +24,6 @@ struct Evaluation {
   double replicaSeconds = 0;  // one replica's iteration without the gradient reduction
 };
 
-// Element counts from activationBytes, which the builder already multiplied out.
-double elementsOf(const graph::Model& m, const graph::Layer& layer) {
-  return static_cast<double>(layer.counts.activationBytes) / m.bytesPerElement();
-}
-
-double inputElements(const graph::Model& m, const graph::Layer& layer) {
-  return elementsOf(m, layer.inputs.empty() ? layer : m.layer(layer.inputs.front()));
-}
-
 double wireBytes(double bytes, const CommSettings& c) { return bytes * (c.fp16 ? 0.5 : 1.0) * c.density; }
 
 // Halo exchange of one layer, forward (x) and backward (dL/dy): per split dimension, the two
@@ -60,33 +51,42 @@ double haloSeconds(const PlanInputs& in, const Grid& g, const graph::Layer& laye
   return seconds;
 }
 
-// The gradient reduction of `bytes` over every rank that holds the same weights.
-double reduceGradients(const PlanInputs& in, const Grid& g, const CommSettings& c, double bytes, Congestion k,
-                       std::string* algorithm) {
-  const double wire = wireBytes(bytes, c);
-  double seconds = 0;
-  const bool contiguous = g.pipeline * g.channel * g.filter == 1;
-  std::vector<Placement> parts;
-  if (contiguous) {
-    parts.push_back({static_cast<std::int64_t>(g.data) * g.spatial(), 1});
-  } else {
-    parts.push_back({g.spatial(), 1});
-    parts.push_back({g.data, g.strideData()});
+// The gradient reduction of `bytes` over every rank that holds the same weights: over the
+// whole data x spatial block when it is contiguous, else the spatial group then the data group.
+class GradientReduction {
+ public:
+  GradientReduction(const PlanInputs& in, const Grid& g, const CommSettings& c, Congestion k)
+      : settings_(c),
+        memoryBandwidth_(in.cluster->device.memoryBandwidth),
+        contiguous_(g.pipeline * g.channel * g.filter == 1),
+        first_(*in.cluster,
+               contiguous_ ? Placement{static_cast<std::int64_t>(g.data) * g.spatial(), 1} : Placement{g.spatial(), 1}, k),
+        second_(*in.cluster, contiguous_ ? Placement{} : Placement{g.data, g.strideData()}, k) {}
+
+  double operator()(double bytes, std::string* algorithm) const {
+    const double wire = wireBytes(bytes, settings_);
+    double seconds = 0;
+    for (const cost::PlacedAllreduce* part : {&first_, &second_}) {
+      const cost::CollectiveEstimate e = (*part)(wire);
+      seconds += e.seconds;
+      if (algorithm != nullptr && e.algorithm != "none") *algorithm = e.algorithm;
+    }
+    if (settings_.fp16) seconds += 2 * bytes / memoryBandwidth_;  // casts down and back up
+    if (settings_.density < 1) {
+      // Chunk norms agreed by a small allreduce, then selection and the residual update.
+      const double chunks = std::ceil(bytes / (4.0 * 1024));
+      const cost::PlacedAllreduce& last = contiguous_ ? first_ : second_;
+      seconds += last(chunks * 4).seconds + 3 * bytes / memoryBandwidth_;
+    }
+    return seconds;
   }
-  for (const Placement& p : parts) {
-    const cost::CollectiveEstimate e = cost::allreduceOn(*in.cluster, p, wire, k);
-    seconds += e.seconds;
-    if (algorithm != nullptr && p.size > 1) *algorithm = e.algorithm;
-  }
-  const double memoryBandwidth = in.cluster->device.memoryBandwidth;
-  if (c.fp16) seconds += 2 * bytes / memoryBandwidth;  // casts down and back up
-  if (c.density < 1) {
-    // Chunk norms agreed by a small allreduce, then selection and the residual update.
-    const double chunks = std::ceil(bytes / (4.0 * 1024));
-    seconds += cost::allreduceOn(*in.cluster, parts.back(), chunks * 4, k).seconds + 3 * bytes / memoryBandwidth;
-  }
-  return seconds;
-}
+
+ private:
+  CommSettings settings_;
+  double memoryBandwidth_;
+  bool contiguous_;
+  cost::PlacedAllreduce first_, second_;
+};
 
 double negotiationSeconds(const PlanInputs& in, const Grid& g, const CommSettings& c, int tensors, Congestion k) {
   const Placement all{static_cast<std::int64_t>(g.data) * g.spatial(), 1};
@@ -103,49 +103,83 @@ double negotiationSeconds(const PlanInputs& in, const Grid& g, const CommSetting
   return 0;
 }
 
+const std::vector<cost::LayerProfile>& profilesOf(const PlanInputs& in) {
+  if (in.profiledModel != in.model) {
+    in.profiles = cost::profileLayers(*in.model);
+    in.profiledModel = in.model;
+  }
+  return in.profiles;
+}
+
+// Per-layer working arrays, reused between evaluations of one thread (no allocation in the
+// oracle's inner loop).
+struct Scratch {
+  std::vector<LayerSplit> splits;
+  std::vector<double> fwd, bwd, bwdData, bwdWeight, comm;
+  std::vector<GradientSource> sources;
+  std::vector<int> stage;
+
+  void reset(int layers) {
+    for (std::vector<double>* v : {&fwd, &bwd, &bwdData, &bwdWeight, &comm}) v->assign(layers, 0.0);
+    stage.assign(layers, 0);
+    sources.clear();
+  }
+};
+
 Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
   const graph::Model& m = *in.model;
   const hw::Cluster& cl = *in.cluster;
   const Grid& g = s.grid;
   const double peak = cl.device.peak(in.dtype);
   const int delta = m.bytesPerElement();
-  const std::vector<LayerSplit> splits = detail::splitLayers(m, g);
+  const std::vector<cost::LayerProfile>& profiles = profilesOf(in);
+  thread_local Scratch scratch;
+  scratch.reset(m.size());
+  detail::splitLayers(m, g, scratch.splits);
+  const std::vector<LayerSplit>& splits = scratch.splits;
   const double replicaBatch = static_cast<double>(s.globalBatch) / g.data;
   const int micro = g.pipeline > 1 ? std::max(1, s.microBatches) : 1;
   const double samples = replicaBatch / micro;  // per pass of one micro-batch
 
   Evaluation e;
   TimeBreakdown& t = e.time;
-  std::vector<double> fwd(m.size()), bwd(m.size()), bwdData(m.size()), bwdWeight(m.size()), comm(m.size());
+  std::vector<double>& fwd = scratch.fwd;
+  std::vector<double>& bwd = scratch.bwd;
+  std::vector<double>& bwdData = scratch.bwdData;
+  std::vector<double>& bwdWeight = scratch.bwdWeight;
+  std::vector<double>& comm = scratch.comm;
   double localParams = 0;
   double maxHaloBytes = 0;
   double workspace = 0;
   double activations = 0;
+  cost::LogMemo logs;
+  const cost::DeviceRates rates(cl.device, peak);
   for (int i = 0; i < m.size(); ++i) {
     const graph::Layer& layer = m.layer(i);
+    const cost::LayerProfile& profile = profiles[i];
     const LayerSplit& sp = splits[i];
     cost::LocalShare share = sp.share;
     share.samples = samples;
-    const double inElems = inputElements(m, layer);
-    const cost::LayerTimes lt = cost::layerTimes(cl.device, peak, cost::layerWork(layer, inElems, share, delta));
+    const double inElems = profile.inputElements;
+    const cost::LayerTimes lt = cost::layerTimes(rates, profile, share, delta, logs);
     fwd[i] = lt.forward;
     bwdData[i] = lt.backwardData;
     bwdWeight[i] = lt.backwardWeight;
-    const graph::TensorShape& x = layer.inputs.empty() ? layer.output : m.layer(layer.inputs.front()).output;
     double layerComm = 0;
     if (sp.spatial) {
+      const graph::TensorShape& x = layer.inputs.empty() ? layer.output : m.layer(layer.inputs.front()).output;
       const double halo = haloSeconds(in, g, layer, x, samples, k, &maxHaloBytes);
       t.halo += halo * micro;
       layerComm += halo;
     }
     const double inBytes = inElems * samples * delta;
-    const double outBytes = elementsOf(m, layer) * samples * delta;
+    const double outBytes = profile.outputElements * samples * delta;
     double collectives = 0;
     if (sp.gatherAtSplitPoint) collectives += cost::allgatherOn(cl, {g.spatial(), 1}, inBytes, k).seconds;
     if (sp.gatherInput) {
       const Placement filters{g.filter, g.strideFilter()};
       collectives += cost::allgatherOn(cl, filters, inBytes, k).seconds;
-      if (detail::isWeighted(layer)) collectives += cost::reduceScatterOn(cl, filters, inBytes, k).seconds;
+      if (profile.weighted) collectives += cost::reduceScatterOn(cl, filters, inBytes, k).seconds;
     }
     if (sp.channelParallel) {
       const Placement channels{g.channel, g.strideChannel()};
@@ -158,16 +192,16 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
     layerComm += collectives;
     comm[i] = layerComm;
     bwd[i] = bwdData[i] + bwdWeight[i];
-    const double channelShare = detail::isWeighted(layer) ? sp.share.inputChannels * sp.share.outputChannels : 1.0;
-    localParams += static_cast<double>(layer.counts.params) * channelShare;
+    const double channelShare = profile.weighted ? sp.share.inputChannels * sp.share.outputChannels : 1.0;
+    localParams += profile.params * channelShare;
     // Activations kept for backward: the local output, and the gathered input of a filter layer.
-    activations += static_cast<double>(layer.counts.activationBytes) * samples * sp.share.spatial * sp.share.outputChannels;
+    activations += profile.outputElements * delta * samples * sp.share.spatial * sp.share.outputChannels;
     if (sp.gatherInput) activations += inBytes;
     workspace = std::max(workspace, inBytes * sp.share.inputSpatial + outBytes * sp.share.spatial);
   }
 
   // Pipeline: balanced stages; each micro-batch passes every stage forward and backward.
-  std::vector<int> stage(m.size(), 0);
+  std::vector<int>& stage = scratch.stage;
   double stageParams = localParams;
   double stageActivations = activations;
   if (g.pipeline > 1) {
@@ -232,23 +266,24 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
   // Gradients: reduced across the ranks that share the weights, overlapping backward.
   const bool replicated = static_cast<std::int64_t>(g.data) * g.spatial() > 1;
   if (replicated && stageParams > 0) {
-    std::vector<GradientSource> sources;
+    std::vector<GradientSource>& sources = scratch.sources;
     double elapsed = 0;
     const int lastStage = g.pipeline > 1 ? *std::max_element(stage.begin(), stage.end()) : 0;
     int tensors = 0;
     for (int i = m.size() - 1; i >= 0; --i) {
       elapsed += bwd[i] + comm[i] / 2;
-      const graph::Layer& layer = m.layer(i);
-      if (layer.counts.params <= 0 || (g.pipeline > 1 && stage[i] != lastStage)) continue;
-      const double share = detail::isWeighted(layer) ? splits[i].share.inputChannels * splits[i].share.outputChannels : 1.0;
-      sources.push_back({elapsed, static_cast<double>(layer.counts.params) * share * 4});
+      const cost::LayerProfile& profile = profiles[i];
+      if (profile.params <= 0 || (g.pipeline > 1 && stage[i] != lastStage)) continue;
+      const double share = profile.weighted ? splits[i].share.inputChannels * splits[i].share.outputChannels : 1.0;
+      sources.push_back({elapsed, profile.params * share * 4});
       ++tensors;
     }
     CommSettings settings = s.comm;
     if (g.pipeline > 1) settings.overlap = false;  // reduced after the last micro-batch
     const double negotiation = negotiationSeconds(in, g, settings, tensors, k);
     std::string algorithm;
-    auto reduce = [&](double bytes) { return reduceGradients(in, g, settings, bytes, k, &algorithm); };
+    const GradientReduction reduction(in, g, settings, k);
+    auto reduce = [&](double bytes) { return reduction(bytes, &algorithm); };
     const GradientResult r = scheduleGradients(sources, t.backwardData + t.backwardWeight, settings, reduce, negotiation);
     t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed;
@@ -285,7 +320,7 @@ std::string bottleneckOf(const Estimate& e, const PlanInputs& in) {
   }
   const double share = worst->first / t.iteration() * 100;
   if (worst == &parts[0]) {
-    const graph::ModelTotals totals = in.model->totals();
+    const graph::ModelTotals& totals = in.model->totals();
     const double achieved = (totals.forwardFlops + totals.backwardDataFlops + totals.backwardWeightFlops) *
                             static_cast<double>(e.strategy.globalBatch) /
                             e.strategy.grid.total() / std::max(1e-30, t.compute());
@@ -322,6 +357,7 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
       }
     }
   }
+  if (g.filter == 1 && g.channel == 1 && g.pipeline == 1) return "";  // the layer limits below cannot bind
   bool first = true;
   int computeLayers = 0;
   for (const graph::Layer& layer : m.layers()) {
@@ -331,8 +367,7 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
     if (g.filter > filters) {
       return fmt::format("filter split over {} exceeds the {} filters of layer '{}'", g.filter, filters, layer.name);
     }
-    const std::int64_t channels = layer.inputs.empty() ? 0 : m.layer(layer.inputs.front()).output.elements() /
-                                                                 std::max<std::int64_t>(1, m.layer(layer.inputs.front()).output.spatialElements());
+    const std::int64_t channels = layer.inputs.empty() ? 0 : m.layer(layer.inputs.front()).output.channels;
     if (!first && g.channel > channels) {
       return fmt::format("channel split over {} exceeds the {} input channels of layer '{}'", g.channel, channels,
                          layer.name);

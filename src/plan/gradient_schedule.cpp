@@ -12,21 +12,28 @@ std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sour
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const CommSettings& s, const std::function<double(double)>& reduce,
                                  double negotiationSeconds) {
+  // Reused between calls: the oracle evaluates thousands of configurations.
+  thread_local std::vector<double> bytes;
+  thread_local std::vector<int> ends;
+  bytes.clear();
+  for (const auto& src : sources) bytes.push_back(src.bytes);
+  cost::gradientGroupEnds(bytes, {s.grouping, s.fusionBytes, s.firstBucketBytes, s.groups}, ends);
   GradientResult r;
-  const auto groups = formGroups(sources, s);
-  r.groups = static_cast<int>(groups.size());
+  r.groups = static_cast<int>(ends.size());
   // Negotiation (or the cycle it waits for) is a latency floor in front of every group.
   const double perGroupLatency =
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
-  for (const auto& group : groups) {
-    double bytes = 0;
+  int begin = 0;
+  for (int end : ends) {
+    double groupBytes = 0;
     double ready = 0;
-    for (int i : group) {
-      bytes += sources[i].bytes;
+    for (int i = begin; i < end; ++i) {
+      groupBytes += sources[i].bytes;
       ready = std::max(ready, sources[i].readySeconds);
     }
-    const double seconds = reduce(bytes);
+    begin = end;
+    const double seconds = reduce(groupBytes);
     r.total += seconds + perGroupLatency;
     r.negotiation += perGroupLatency;
     const double start = (s.overlap ? std::max(ready, networkFree) : std::max(backwardSeconds, networkFree));

@@ -2,7 +2,9 @@
 // Everything an estimate depends on besides the strategy.
 #include <map>
 #include <string>
+#include <vector>
 
+#include "cost/compute.hpp"
 #include "cost/topology.hpp"
 #include "graph/model.hpp"
 #include "hw/cluster.hpp"
@@ -22,6 +24,9 @@ struct PlanInputs {
   // One device's iteration time by batch, the reference for scaling efficiency: filled on
   // first use, since every strategy at the same batch per GPU compares against it.
   mutable std::map<double, double> serialSeconds;
+  // The model's layers as flat numbers (cost::profileLayers), prepared on first use.
+  mutable std::vector<cost::LayerProfile> profiles;
+  mutable const graph::Model* profiledModel = nullptr;
 };
 
 }  // namespace paraxis::plan

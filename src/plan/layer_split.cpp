@@ -47,8 +47,14 @@ int spatialSplitPoint(const graph::Model& model, const Grid& grid) {
 }
 
 std::vector<LayerSplit> splitLayers(const graph::Model& model, const Grid& grid) {
-  std::vector<LayerSplit> out(model.size());
-  if (grid.modelParallel() == 1) return out;  // every rank runs whole layers
+  std::vector<LayerSplit> out;
+  splitLayers(model, grid, out);
+  return out;
+}
+
+void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerSplit>& out) {
+  out.assign(model.size(), LayerSplit{});
+  if (grid.modelParallel() == 1) return;  // every rank runs whole layers
   const int splitPoint = spatialSplitPoint(model, grid);
   bool seenWeighted = false;
   for (int i = 0; i < model.size(); ++i) {
@@ -95,7 +101,6 @@ std::vector<LayerSplit> splitLayers(const graph::Model& model, const Grid& grid)
     }
     seenWeighted = seenWeighted || isWeighted(layer);
   }
-  return out;
 }
 
 }  // namespace paraxis::plan::detail

@@ -25,5 +25,6 @@ bool isWeighted(const graph::Layer& layer);
 int spatialSplitPoint(const graph::Model& model, const Grid& grid);
 
 std::vector<LayerSplit> splitLayers(const graph::Model& model, const Grid& grid);
+void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerSplit>& out);
 
 }  // namespace paraxis::plan::detail

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "graph/model.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "hw/presets.hpp"
 
 namespace paraxis::cost {
 namespace {
@@ -28,6 +32,45 @@ TEST(Compute, LocalShareScalesFlopsAndBytes) {
   EXPECT_DOUBLE_EQ(quarter.forward.flops, 4 * layer.counts.forwardFlops * 0.25 * 0.5);
   // Output bytes shrink with the spatial and filter shares; weights with the filter share.
   EXPECT_DOUBLE_EQ(quarter.forward.bytes, (8 * 256 * 4 + 16 * 256 * 4 * 0.25 * 0.5) * 4 + 16 * 8 * 9 * 0.5 * 4);
+}
+
+// The prepared path the oracle runs must give what the reference formulas give, for every
+// layer of real models, at random shares, on a device whose curve and floor both matter.
+TEST(Compute, PreparedProfileEqualsReference) {
+  const hw::Cluster cluster = hw::loadCluster("abci");
+  const double peak = cluster.device.peak("fp32");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> fraction(0.01, 1.0);
+  std::uniform_int_distribution<int> samples(1, 256);
+  for (const char* name : {"resnet50", "inception-v3", "cosmoflow", "alexnet"}) {
+    const graph::Model m = graph::buildZooModel(name);
+    const std::vector<LayerProfile> profiles = profileLayers(m);
+    ASSERT_EQ(static_cast<int>(profiles.size()), m.size());
+    LogMemo logs;
+    const DeviceRates rates(cluster.device, peak);
+    int compared = 0;
+    for (int trial = 0; trial < 3; ++trial) {
+      for (int i = 0; i < m.size(); ++i) {
+        const graph::Layer& layer = m.layer(i);
+        LocalShare share{.samples = static_cast<double>(samples(rng))};
+        if (trial > 0) {
+          share.spatial = fraction(rng);
+          share.inputSpatial = fraction(rng);
+          share.inputChannels = fraction(rng);
+          share.outputChannels = fraction(rng);
+        }
+        const double inElems = static_cast<double>(
+            (layer.inputs.empty() ? layer : m.layer(layer.inputs.front())).counts.activationBytes / m.bytesPerElement());
+        const LayerTimes want = layerTimes(cluster.device, peak, layerWork(layer, inElems, share, m.bytesPerElement()));
+        const LayerTimes got = layerTimes(rates, profiles[i], share, m.bytesPerElement(), logs);
+        EXPECT_NEAR(got.forward, want.forward, 1e-12 * want.forward) << name << " " << layer.name;
+        EXPECT_NEAR(got.backwardData, want.backwardData, 1e-12 * want.backwardData) << name << " " << layer.name;
+        EXPECT_NEAR(got.backwardWeight, want.backwardWeight, 1e-12 * want.backwardWeight) << name << " " << layer.name;
+        compared += want.forward > 0;
+      }
+    }
+    EXPECT_GT(compared, m.size()) << name;
+  }
 }
 
 }  // namespace
