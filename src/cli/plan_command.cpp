@@ -35,6 +35,7 @@ struct Options : ModelSource {
   bool explain = false;
   std::string variant = "default";
   double sampleSeconds = 0;
+  std::string paradlNetwork;  // ParaDL's own network file, instead of the model
   std::string epochsAt;
   std::string epochsTable;
   double datasetSize = 0;
@@ -131,12 +132,18 @@ void runParadl(const Options& o, const plan::PlanInputs& in, const plan::PlanReq
   if (o.sampleSeconds <= 0) {
     throw ConfigError("--model-variant paradl needs --sample-seconds (ParaDL's measured time per sample on one device)");
   }
+  plan::ParadlNetwork network =
+      o.paradlNetwork.empty() ? plan::paradlNetworkOf(*in.model) : plan::readParadlNetwork(o.paradlNetwork);
+  plan::shareCompute(network, o.sampleSeconds);
+  const plan::ParadlPlatform platform = plan::ParadlPlatform::forCluster(*in.cluster);
+  // ParaDL's file names its data set size; --dataset-size still wins.
+  const double samples = o.datasetSize <= 0 && network.samples > 0 ? network.samples : in.datasetSamples;
   std::vector<std::vector<std::string>> rows;
   for (int gpus : r.gpus) {
     for (const std::string& name : r.strategies) {
       const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : r.batchPerGpu * gpus;
       const plan::Strategy s = plan::makeStrategy(in, name, gpus, global, r);
-      const plan::ParadlEpoch e = plan::paradlEpoch(in, s, o.sampleSeconds);
+      const plan::ParadlEpoch e = plan::paradlEpoch(network, platform, s, samples);
       rows.push_back({name, s.grid.str(), std::to_string(gpus), std::to_string(global),
                       fmt::format("{:.1f}", e.compute), fmt::format("{:.1f}", e.communication), fmt::format("{:.2f}", e.total())});
     }
@@ -204,6 +211,7 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_flag("--explain", o->explain, "print every term of the best row with units");
   c->add_option("--model-variant", o->variant, "default, or paradl (ParaDL's published equations)");
   c->add_option("--sample-seconds", o->sampleSeconds, "paradl: measured seconds per sample on one device");
+  c->add_option("--paradl-network", o->paradlNetwork, "paradl: ParaDL's own network file (name|x|w|y rows) instead of --model");
   c->add_option("--epochs-at", o->epochsAt, "anchor epochs-to-target at one batch: BATCH=EPOCHS");
   c->add_option("--epochs-table", o->epochsTable, "CSV of batch,epochs to interpolate");
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");

@@ -176,7 +176,8 @@ void printParadlTable(const std::vector<std::vector<std::string>>& rows, std::os
   t.addColumn("comm s/epoch", Table::Align::kRight);
   t.addColumn("total s/epoch", Table::Align::kRight);
   for (const auto& row : rows) t.addRow(row);
-  out << "ParaDL's equations (compute: one measured per-sample time / GPUs; communication: alpha-beta)\n\n";
+  out << "ParaDL's equations (compute: one measured per-sample time shared over layers by ParaDL's FLOP count;\n"
+         "communication: alpha-beta rings with ParaDL's platform latencies)\n\n";
   t.print(out);
 }
 

@@ -72,6 +72,8 @@ expect_ok "data .*data=64 .* 64 " plan --gpus 64 --strategies data,data+filter
 expect_ok "explain: data" plan --gpus 64 --strategies data --explain
 expect_ok "n.*xd1xh.*xw" plan --model small-cnn --gpus 4 --global-batch 8 --per-layer
 expect_ok "ParaDL's equations" plan --model-variant paradl --sample-seconds 0.0031195 --strategies data --gpus 64 --batch-per-gpu 64
+expect_ok "data .*data=64 .* 4096 .* 68.07" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/paradl_resnet50.net" --strategies data --gpus 64 --batch-per-gpu 64
+expect_error "lenet.yaml:1: expected name|x|w|y" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/lenet.yaml" --gpus 64
 expect_json plan --gpus 8,16 --json
 emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
 expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv
