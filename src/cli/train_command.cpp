@@ -26,6 +26,7 @@ struct Options : ModelSource {
   std::string fusion = "4MiB";
   std::string grouping = "fusion";
   std::string negotiation = "none";
+  std::string order;  // empty: the default of CommSettings
   std::string optimizer = "sgd";
 };
 
@@ -80,6 +81,10 @@ void run(Options& o, Context& context) {
     throw ConfigError(fmt::format("--negotiation: expected none or decentralized, found '{}'", o.negotiation));
   }
   o.train.comm.negotiation = o.negotiation == "decentralized" ? plan::Negotiation::kDecentralized : plan::Negotiation::kNone;
+  if (!o.order.empty() && o.order != "fifo" && o.order != "priority") {
+    throw ConfigError(fmt::format("--reduce-order: expected fifo or priority, found '{}'", o.order));
+  }
+  if (!o.order.empty()) o.train.comm.priority = o.order == "priority";
   if (o.train.schedule != "constant" && o.train.schedule != "step" && o.train.schedule != "cosine") {
     throw ConfigError(fmt::format("--schedule: expected constant, step or cosine, found '{}'", o.train.schedule));
   }
@@ -138,6 +143,9 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_flag("!--no-overlap", o->train.comm.overlap, "reduce gradients after backward");
   c->add_option("--negotiation", o->negotiation, "none (default) or decentralized");
   c->add_option("--cycle", o->train.comm.cycleSeconds, "negotiation cycle in seconds");
+  c->add_option("--reduce-order", o->order,
+                "fifo (groups in backward order) or priority (the groups the next forward needs first, chunk by "
+                "chunk; the next forward overlaps the tail)");
   c->add_flag("--fp16-gradients", o->train.comm.fp16, "gradients in fp16 on the wire");
   c->add_option("--density", o->train.comm.density, "chunk-sparse: fraction of gradient chunks sent (default 1)");
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");

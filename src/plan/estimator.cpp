@@ -268,23 +268,32 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
   if (replicated && stageParams > 0) {
     std::vector<GradientSource>& sources = scratch.sources;
     double elapsed = 0;
+    // Layer collectives run half in forward, half in backward: both passes' wall times hold them.
+    double forwardBefore = 0;  // the forward time before layer i, walking backward
+    for (int i = 0; i < m.size(); ++i) forwardBefore += fwd[i] + comm[i] / 2;
     const int lastStage = g.pipeline > 1 ? *std::max_element(stage.begin(), stage.end()) : 0;
     int tensors = 0;
     for (int i = m.size() - 1; i >= 0; --i) {
       elapsed += bwd[i] + comm[i] / 2;
+      forwardBefore -= fwd[i] + comm[i] / 2;
       const cost::LayerProfile& profile = profiles[i];
       if (profile.params <= 0 || (g.pipeline > 1 && stage[i] != lastStage)) continue;
       const double share = profile.weighted ? splits[i].share.inputChannels * splits[i].share.outputChannels : 1.0;
-      sources.push_back({elapsed, profile.params * share * 4});
+      sources.push_back({elapsed, profile.params * share * 4, std::max(0.0, forwardBefore)});
       ++tensors;
     }
     CommSettings settings = s.comm;
-    if (g.pipeline > 1) settings.overlap = false;  // reduced after the last micro-batch
+    if (g.pipeline > 1) {
+      settings.overlap = false;  // reduced after the last micro-batch
+      settings.priority = false;
+    }
     const double negotiation = negotiationSeconds(in, g, settings, tensors, k);
     std::string algorithm;
     const GradientReduction reduction(in, g, settings, k);
     auto reduce = [&](double bytes) { return reduction(bytes, &algorithm); };
-    const GradientResult r = scheduleGradients(sources, t.backwardData + t.backwardWeight, settings, reduce, negotiation);
+    // When the last gradient is ready: a pipeline's after its last micro-batch's backward.
+    const double backwardWall = g.pipeline > 1 ? t.backwardData + t.backwardWeight : elapsed;
+    const GradientResult r = scheduleGradients(sources, backwardWall, settings, reduce, negotiation);
     t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed;
     t.negotiation = 0;  // negotiation latency is inside the schedule

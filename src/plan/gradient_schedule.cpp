@@ -25,6 +25,8 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
   int begin = 0;
+  thread_local std::vector<double> groupSeconds;
+  groupSeconds.clear();
   for (int end : ends) {
     double groupBytes = 0;
     double ready = 0;
@@ -38,8 +40,27 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     r.negotiation += perGroupLatency;
     const double start = (s.overlap ? std::max(ready, networkFree) : std::max(backwardSeconds, networkFree));
     networkFree = start + perGroupLatency + seconds;
+    groupSeconds.push_back(perGroupLatency + seconds);
   }
   r.exposed = std::max(0.0, networkFree - backwardSeconds);
+  if (s.priority && r.exposed > 0) {
+    // The work left at the end of backward belongs to the groups that became ready last
+    // (the first layers'). They go out in forward order; the forward reaches group g at
+    // F_g and waits until C_g, the remaining work of g and the groups before it: the wait
+    // is max over g of (C_g - F_g).
+    double left = r.exposed;
+    double cumulative = 0;
+    double wait = 0;
+    for (int g = static_cast<int>(ends.size()) - 1; g >= 0 && left > 0; --g) {
+      const double remaining = std::min(left, groupSeconds[g]);
+      left -= remaining;
+      cumulative += remaining;
+      double forwardStart = sources[ends[g] - 1].forwardStart;
+      for (int i = g == 0 ? 0 : ends[g - 1]; i < ends[g]; ++i) forwardStart = std::min(forwardStart, sources[i].forwardStart);
+      wait = std::max(wait, cumulative - forwardStart);
+    }
+    r.exposed = std::max(0.0, wait);
+  }
   return r;
 }
 

@@ -2,6 +2,8 @@
 // The gradient reduction as a schedule over gradient groups (COST-MODELS.md section 5):
 // gradients become ready in reverse layer order during backward; a group is reduced once all
 // its members are ready and the network is free; what finishes after backward is exposed.
+// In forward-priority order the tail left at the end of backward goes out first-layer-first
+// while the next forward runs: only what the forward would wait for stays exposed.
 #include <functional>
 #include <vector>
 
@@ -12,6 +14,7 @@ namespace paraxis::plan {
 struct GradientSource {  // one layer with weights, in backward order
   double readySeconds;   // when backward has produced its weight gradient
   double bytes;          // its gradient, fp32
+  double forwardStart = 0;  // when the next forward reaches the layer (forward-priority order)
 };
 
 struct GroupCost {

@@ -49,6 +49,9 @@ struct CommSettings {
   double cycleSeconds = 0;           // negotiation cycle (Horovod's cycle time)
   bool fp16 = false;                 // gradients on the wire in fp16
   double density = 1.0;              // chunk-sparse: fraction of chunks sent
+  // Forward-priority order: chunks of the group the next forward needs first go first, and
+  // the next forward overlaps the reduction's tail (fifo: groups in backward order).
+  bool priority = true;
 };
 
 struct Strategy {

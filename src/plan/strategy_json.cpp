@@ -21,7 +21,7 @@ nlohmann::json strategyJson(const Strategy& s) {
            {{"overlap", c.overlap}, {"grouping", groupingName(c.grouping)}, {"fusion_bytes", c.fusionBytes},
             {"first_bucket_bytes", c.firstBucketBytes}, {"groups", c.groups},
             {"negotiation", negotiationName(c.negotiation)}, {"cycle_seconds", c.cycleSeconds}, {"fp16", c.fp16},
-            {"density", c.density}}}};
+            {"density", c.density}, {"order", c.priority ? "priority" : "fifo"}}}};
 }
 
 Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
@@ -60,6 +60,9 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
       s.comm.cycleSeconds = c.value("cycle_seconds", 0.0);
       s.comm.fp16 = c.value("fp16", false);
       s.comm.density = c.value("density", 1.0);
+      const std::string order = c.value("order", s.comm.priority ? "priority" : "fifo");
+      if (order != "fifo" && order != "priority") fail("comm.order", "expected fifo or priority, found '" + order + "'");
+      s.comm.priority = order == "priority";
       if (s.comm.density <= 0 || s.comm.density > 1) fail("comm.density", "expected a fraction in (0, 1]");
     }
     return s;

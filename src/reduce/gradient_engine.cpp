@@ -1,5 +1,6 @@
 #include "reduce/gradient_engine.hpp"
 
+#include <fmt/format.h>
 #include <torch/csrc/autograd/function_hook.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "comm/allreduce.hpp"
 #include "core/check.hpp"
+#include "core/error.hpp"
 
 namespace paraxis::reduce {
 namespace {
@@ -31,7 +33,7 @@ class ReadyHook final : public torch::autograd::FunctionPostHook {
 
 GradientEngine::GradientEngine(comm::Communicator comm, std::vector<torch::Tensor> parameters, EngineOptions options)
     : comm_(std::move(comm)), parameters_(std::move(parameters)), options_(options) {
-  if (options_.negotiate) negotiation_ = comm_.duplicate();
+  if (options_.negotiate || options_.priority) negotiation_ = comm_.duplicate();
   formGroups();
   for (int i = 0; i < static_cast<int>(parameters_.size()); ++i) {
     auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[i]);
@@ -42,6 +44,15 @@ GradientEngine::GradientEngine(comm::Communicator comm, std::vector<torch::Tenso
 }
 
 GradientEngine::~GradientEngine() {
+  if (scheduler_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      backwardDone_ = true;
+      reducedChanged_.notify_all();
+    }
+    scheduler_.join();
+  }
   if (negotiator_.joinable()) {
     {
       std::lock_guard lock(mutex_);
@@ -91,6 +102,7 @@ void GradientEngine::formGroups() {
 
 void GradientEngine::beginStep() {
   if (negotiator_.joinable()) negotiator_.join();
+  if (scheduler_.joinable()) scheduler_.join();  // the caller awaited every group
   std::lock_guard lock(mutex_);
   for (Group& g : groups_) {
     g.buffer.zero_();
@@ -100,16 +112,127 @@ void GradientEngine::beginStep() {
   std::fill(complete_.begin(), complete_.end(), 0);
   nextLaunch_ = 0;
   backwardDone_ = false;
-  if (options_.negotiate && !sparseActive_ && comm_.size() > 1) {
+  reduced_.assign(groups_.size(), 0);
+  failure_ = nullptr;
+  if (deferred()) {
+    scheduler_ = std::thread(&GradientEngine::scheduleLoop, this);
+  } else if (options_.negotiate && !sparseActive_ && comm_.size() > 1) {
     negotiator_ = std::thread(&GradientEngine::negotiationLoop, this);
+  }
+}
+
+void GradientEngine::endBackward() {
+  std::lock_guard lock(mutex_);
+  backwardDone_ = true;
+  reducedChanged_.notify_all();
+}
+
+void GradientEngine::awaitGroup(int group) {
+  std::unique_lock lock(mutex_);
+  const auto deadline = std::chrono::duration<double>(comm_.options().deadlineSeconds);
+  if (!reducedChanged_.wait_for(lock, deadline, [&] { return reduced_.at(group) != 0 || failure_ != nullptr; })) {
+    throw TimeoutError(fmt::format("gradient group {} of {} was not reduced within the {:.0f} s deadline", group,
+                                   groups_.size(), comm_.options().deadlineSeconds));
+  }
+  if (failure_ != nullptr) std::rethrow_exception(failure_);
+}
+
+// One thread runs every collective of the step, in an order that depends only on agreed
+// state: while some group is not yet agreed ready, negotiate; then reduce the agreed group that
+// comes first in the forward pass (groups are numbered in backward order: the highest index).
+// With nothing agreed to send, the thread sleeps until this rank has a group the others have
+// not agreed yet, so it spends no CPU beside backward.
+void GradientEngine::scheduleLoop() {
+  const int count = static_cast<int>(groups_.size());
+  const std::size_t words = (groups_.size() + 63) / 64;
+  std::vector<std::uint64_t> bits(words);
+  std::vector<std::uint8_t> agreed(groups_.size(), 0);
+  std::vector<std::int64_t> sent(groups_.size(), 0);  // elements
+  const auto chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>(options_.chunkBytes / sizeof(float)));
+  comm::AllreduceOptions o;
+  o.prescale = 1.0F / static_cast<float>(comm_.size());
+  if (options_.fp16) o.wire = comm::DataType::kF16;
+  const auto deadline = std::chrono::duration<double>(comm_.options().deadlineSeconds);
+  auto readyHere = [&](int g) { return backwardDone_ || (options_.overlap && complete_[g] != 0); };
+  double reducing = 0;
+  bool allAgreed = false;
+  int left = count;
+  try {
+    auto highestAgreed = [&] {
+      for (int g = count - 1; g >= 0; --g) {
+        if (agreed[g] != 0 && sent[g] < groups_[g].buffer.numel()) return g;
+      }
+      return -1;
+    };
+    while (left > 0) {
+      if (!allAgreed) {
+        const bool pending = highestAgreed() >= 0;
+        {
+          std::unique_lock lock(mutex_);
+          auto news = [&] {
+            for (int g = 0; g < count; ++g) {
+              if (agreed[g] == 0 && readyHere(g)) return true;
+            }
+            return false;
+          };
+          if (!pending && !reducedChanged_.wait_for(lock, deadline, [&] { return stopping_ || news(); })) {
+            throw TimeoutError(fmt::format("gradient groups: backward produced no new group within the {:.0f} s deadline",
+                                           comm_.options().deadlineSeconds));
+          }
+          if (stopping_) return;
+          std::fill(bits.begin(), bits.end(), 0);
+          for (int g = 0; g < count; ++g) {
+            if (readyHere(g)) bits[g / 64] |= 1ULL << (g % 64);
+          }
+        }
+        if (comm_.size() > 1) {
+          comm::allreduce(negotiation_, bits.data(), bits.data(), words, comm::DataType::kU64,
+                          {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd});
+        }
+        bool progress = false;
+        allAgreed = true;
+        for (int g = 0; g < count; ++g) {
+          const auto now = static_cast<std::uint8_t>((bits[g / 64] >> (g % 64)) & 1ULL);
+          progress = progress || (now != 0 && agreed[g] == 0);
+          agreed[g] = now;
+          allAgreed = allAgreed && now != 0;
+        }
+        // Another rank is behind: wait a cycle before asking again.
+        if (!progress && !pending) std::this_thread::sleep_for(std::chrono::duration<double>(options_.cycleSeconds));
+      }
+      const int pick = highestAgreed();
+      if (pick < 0) continue;
+      // While backward runs, one chunk at a time, so a group that becomes ready can overtake;
+      // once every group is agreed the order is final and the rest goes out in one call.
+      Group& g = groups_[pick];
+      const std::int64_t n = allAgreed ? g.buffer.numel() - sent[pick] : std::min(chunk, g.buffer.numel() - sent[pick]);
+      float* data = g.buffer.data_ptr<float>() + sent[pick];
+      const auto start = std::chrono::steady_clock::now();
+      comm::allreduce(comm_, data, data, static_cast<std::size_t>(n), comm::DataType::kF32, o);
+      reducing += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      sent[pick] += n;
+      if (sent[pick] < g.buffer.numel()) continue;
+      --left;
+      std::lock_guard lock(mutex_);
+      reduced_[pick] = 1;
+      if (left == 0) totalSeconds_ = reducing;
+      reducedChanged_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    failure_ = std::current_exception();
+    reducedChanged_.notify_all();
   }
 }
 
 void GradientEngine::markReady(int parameter) {
   std::lock_guard lock(mutex_);
   Group& g = groups_[groupOfParameter_[parameter]];
-  if (--g.pending == 0) complete_[groupOfParameter_[parameter]] = 1;
-  if (options_.overlap && !options_.negotiate && !sparseActive_) launchReadyInOrder();
+  if (--g.pending == 0) {
+    complete_[groupOfParameter_[parameter]] = 1;
+    if (deferred()) reducedChanged_.notify_all();
+  }
+  if (options_.overlap && !options_.negotiate && !deferred() && !sparseActive_) launchReadyInOrder();
 }
 
 // Caller holds mutex_. Groups go out in their fixed order, so every rank issues the same
@@ -157,6 +280,20 @@ void GradientEngine::negotiationLoop() {
 
 void GradientEngine::finishStep(const std::function<void(int)>& onGroupDone) {
   const auto start = std::chrono::steady_clock::now();
+  if (deferred()) {
+    endBackward();
+    double callbacks = 0;
+    for (int index = static_cast<int>(groups_.size()) - 1; index >= 0; --index) {
+      awaitGroup(index);
+      if (onGroupDone) {
+        const auto before = std::chrono::steady_clock::now();
+        onGroupDone(index);
+        callbacks += std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+      }
+    }
+    exposedSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - callbacks;
+    return;
+  }
   {
     std::lock_guard lock(mutex_);
     backwardDone_ = true;

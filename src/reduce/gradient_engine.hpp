@@ -14,9 +14,20 @@
 // communicator's. Chunk-sparse communication (density < 1) reduces per-chunk norms so all
 // ranks pick the same chunks, sends only those densely, and keeps the rest in a residual
 // with momentum correction; it runs when backward has finished.
+//
+// Forward-priority order (P3, ByteScheduler): a scheduler thread agrees the ready set with
+// the same bit-vector allreduce, then reduces the agreed group that comes first in the
+// forward pass, chunk by chunk while backward runs, renegotiating between chunks so a more
+// urgent group overtakes the queue. The
+// choice depends only on agreed state, so every rank runs the same sequence. After backward the caller does not wait
+// for all groups: the next forward waits for each layer's group just before the layer runs,
+// so the reduction of the last layers overlaps the forward of the first.
 #include <torch/torch.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -42,6 +53,8 @@ struct EngineOptions {
   double density = 1.0;            // chunk-sparse when < 1
   std::int64_t chunkElements = 256;
   double sparseMomentum = 0.9;     // momentum correction of the residual
+  bool priority = false;           // forward-priority order (dense only)
+  std::size_t chunkBytes = 1u << 20;  // priority, during backward: the unit a newly ready group can overtake
 };
 
 class GradientEngine {
@@ -59,12 +72,19 @@ class GradientEngine {
   void finishStep(const std::function<void(int)>& onGroupDone = {});
   void setSparse(bool enabled) { sparseActive_ = enabled && options_.density < 1.0; }  // dense warm-up off/on
 
+  // Forward-priority order: backward has finished; the groups complete in the background.
+  bool deferred() const { return options_.priority && !sparseActive_; }
+  void endBackward();
+  // Blocks until group g of the step is reduced (deadline: the communicator's). Rethrows a
+  // failure of the scheduler.
+  void awaitGroup(int group);
+
   int groupCount() const { return static_cast<int>(groups_.size()); }
   const std::vector<int>& groupOf(int group) const { return groups_.at(group).members; }
   // Residual state of chunk-sparse communication (for checkpoints): velocity and residual per group.
   std::vector<torch::Tensor> residualState() const;
   double exposedSeconds() const { return exposedSeconds_; }  // of the last finishStep
-  double totalSeconds() const { return totalSeconds_; }      // all group reductions of the last step
+  double totalSeconds() const { return totalSeconds_.load(); }  // all group reductions of the last step
 
   void markReady(int parameter);  // called by the hooks
 
@@ -83,6 +103,7 @@ class GradientEngine {
   void launchReadyInOrder();  // without negotiation
   void launch(int group);
   void negotiationLoop();
+  void scheduleLoop();  // forward-priority order
   void sparseReduce(Group& g);
 
   comm::Communicator comm_;
@@ -97,9 +118,15 @@ class GradientEngine {
   std::vector<std::uint8_t> complete_;  // per group, guarded by mutex_
   bool backwardDone_ = false;
   std::thread negotiator_;
+  std::thread scheduler_;
+  std::condition_variable reducedChanged_;
+  std::vector<std::uint8_t> reduced_;  // per group (priority order), guarded by mutex_; the
+                                       // condition also wakes the scheduler on new readiness
+  std::exception_ptr failure_;         // the scheduler's, guarded by mutex_
+  bool stopping_ = false;
   bool sparseActive_ = false;
   double exposedSeconds_ = 0;
-  double totalSeconds_ = 0;
+  std::atomic<double> totalSeconds_ = 0;  // the scheduler thread writes it
 };
 
 }  // namespace paraxis::reduce

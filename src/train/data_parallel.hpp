@@ -36,6 +36,10 @@ class DataParallelStep {
   // Chunk-sparse communication carries its own momentum correction: SGD momentum is off
   // while it is active (dense warm-up keeps it).
   void setSparse(bool enabled);
+  // With forward-priority order a step returns before every group is reduced: the next
+  // forward completes each layer's update just before the layer runs. Call this before
+  // reading the weights or optimizer state (evaluation, checkpoints, the end).
+  void synchronize();
 
  private:
   comm::Communicator comm_;
@@ -46,6 +50,14 @@ class DataParallelStep {
   bool sparse_ = false;
   std::vector<torch::Tensor> momentum_;
   StepTimes times_;
+  void update(int group, double lr);
+  void completeGroup(int group);     // waits for and applies a pending group's update
+  std::vector<std::vector<int>> groupsOfLayer_;  // IR layer -> the engine groups of its parameters
+  std::vector<std::uint8_t> pending_;            // per group: reduced in the background, not yet applied
+  double pendingLr_ = 0;
+  bool pendingMomentum_ = true;
+  double waiting_ = 0;   // seconds waited for pending groups since the last step began
+  double updating_ = 0;  // seconds of updates since the last step began
 };
 
 }  // namespace paraxis::train

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.hpp"
 
@@ -110,7 +111,32 @@ torch::Tensor activate(const Layer& l, const torch::Tensor& x) {
 
 }  // namespace
 
-IrNetImpl::IrNetImpl(graph::Model model) : model_(std::move(model)) {
+// A layer may overwrite its first input when nothing else reads it and its producer's
+// backward does not need its own output (torchvision's ReLU(inplace=True) and `out +=
+// identity`): one tensor less to allocate and write per layer, on memory-bound passes.
+std::vector<std::uint8_t> inPlaceLayers(const graph::Model& m) {
+  std::vector<int> consumers(m.size(), 0);
+  for (const Layer& l : m.layers()) {
+    for (int input : l.inputs) ++consumers[input];
+  }
+  std::vector<std::uint8_t> out(m.size(), 0);
+  for (int i = 1; i < m.size(); ++i) {
+    const Layer& l = m.layer(i);
+    const bool relu = l.kind == LayerKind::kActivation &&
+                      l.as<graph::ActivationAttrs>().function == graph::ActivationFunction::kRelu;
+    if ((!relu && l.kind != LayerKind::kAdd) || l.inputs.empty()) continue;
+    const int source = l.inputs.front();
+    const LayerKind producer = m.layer(source).kind;
+    const bool keepsNoOutput = producer == LayerKind::kConv || producer == LayerKind::kDeconv ||
+                               producer == LayerKind::kBatchNorm || producer == LayerKind::kFullyConnected ||
+                               producer == LayerKind::kAdd || producer == LayerKind::kConcat;
+    out[i] = static_cast<std::uint8_t>(source != 0 && consumers[source] == 1 && keepsNoOutput);
+  }
+  return out;
+}
+
+IrNetImpl::IrNetImpl(graph::Model model, bool inPlace) : model_(std::move(model)) {
+  inPlace_ = inPlace ? inPlaceLayers(model_) : std::vector<std::uint8_t>(model_.size(), 0);
   layers_.resize(model_.size());
   for (int i = 1; i < model_.size(); ++i) {
     const Layer& l = model_.layer(i);
@@ -124,8 +150,19 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
   const Layer& l = model_.layer(index);
   const torch::Tensor& x = outputs[l.inputs.front()];
   switch (l.kind) {
-    case LayerKind::kActivation: return activate(l, x);
+    case LayerKind::kActivation: {
+      if (inPlace_[index] != 0) {
+        torch::Tensor y = x;  // shares x's storage
+        return y.relu_();
+      }
+      return activate(l, x);
+    }
     case LayerKind::kAdd: {
+      if (inPlace_[index] != 0) {
+        torch::Tensor sum = x;  // shares x's storage
+        for (std::size_t k = 1; k < l.inputs.size(); ++k) sum.add_(outputs[l.inputs[k]]);
+        return sum;
+      }
       torch::Tensor sum = x;
       for (std::size_t k = 1; k < l.inputs.size(); ++k) sum = sum + outputs[l.inputs[k]];
       return sum;
@@ -146,8 +183,16 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
 std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
   std::vector<torch::Tensor> outputs(model_.size());
   outputs[0] = input;
-  for (int i = 1; i < model_.size(); ++i) outputs[i] = apply(i, outputs);
+  for (int i = 1; i < model_.size(); ++i) {
+    if (beforeLayer_) beforeLayer_(i);
+    outputs[i] = apply(i, outputs);
+  }
   return outputs;
+}
+
+std::vector<torch::Tensor> IrNetImpl::layerParameters(int index) const {
+  if (layers_.at(index).is_empty()) return {};
+  return layers_[index].ptr()->parameters();
 }
 
 torch::Tensor IrNetImpl::loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) const {

@@ -4,6 +4,7 @@
 // the rest, executed over the DAG in topological order. Torch TUs only.
 #include <torch/torch.h>
 
+#include <functional>
 #include <vector>
 
 #include "graph/model.hpp"
@@ -12,7 +13,8 @@ namespace paraxis::train {
 
 class IrNetImpl : public torch::nn::Module {
  public:
-  explicit IrNetImpl(graph::Model model);
+  // `inPlace`: ReLU and Add overwrite an input nothing else reads (off: every layer allocates).
+  explicit IrNetImpl(graph::Model model, bool inPlace = true);
 
   // Every layer's output for a batch (index = IR layer index; loss layers are left empty).
   std::vector<torch::Tensor> run(const torch::Tensor& input);
@@ -24,12 +26,19 @@ class IrNetImpl : public torch::nn::Module {
 
   const graph::Model& model() const { return model_; }
   std::int64_t parameterCount() const;
+  // The parameters of layer `index` (empty for layers without weights).
+  std::vector<torch::Tensor> layerParameters(int index) const;
+  // Runs before each layer of run(), with its index: lets a caller finish what the layer's
+  // weights still wait for (the previous step's gradient reduction and update).
+  void setBeforeLayer(std::function<void(int)> hook) { beforeLayer_ = std::move(hook); }
 
  private:
   torch::Tensor apply(int index, const std::vector<torch::Tensor>& outputs);
   graph::Model model_;
   std::vector<torch::nn::AnyModule> layers_;  // empty where the layer is functional
   std::vector<int> losses_;
+  std::vector<std::uint8_t> inPlace_;  // per layer: overwrites its first input
+  std::function<void(int)> beforeLayer_;
 };
 
 TORCH_MODULE(IrNet);

@@ -37,6 +37,7 @@ reduce::EngineOptions engineOptions(const TrainOptions& o) {
   if (c.cycleSeconds > 0) e.cycleSeconds = c.cycleSeconds;
   e.fp16 = c.fp16;
   e.density = c.density;
+  e.priority = c.priority;
   e.sparseMomentum = o.momentum;
   return e;
 }
@@ -159,6 +160,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
         ++measured;
       }
       if (o.checkpointEvery > 0 && !o.checkpointDir.empty() && (done + 1) % o.checkpointEvery == 0) {
+        dp.synchronize();
         state.iterationsDone = done + 1;
         saveCheckpoint(comm, o.checkpointDir, state);
       }
@@ -171,6 +173,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
             << std::flush;
       }
     }
+    dp.synchronize();
     const auto [testLoss, accuracy] = evaluate(dp.net(), data.test, comm);
     EpochReport e{epoch + 1, lossSum / static_cast<double>(std::max<std::int64_t>(1, steps)), testLoss, accuracy,
                   std::chrono::duration<double>(Clock::now() - epochStart).count()};
@@ -186,6 +189,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   const double n = static_cast<double>(std::max<std::int64_t>(1, measured));
   report.samplesPerSecond = measured > 0 ? n * static_cast<double>(report.globalBatch) / report.trainingSeconds
                                          : static_cast<double>(report.iterations * report.globalBatch) / report.seconds;
+  dp.synchronize();
   if (lead && !o.weightsOut.empty()) {
     std::ofstream file(o.weightsOut, std::ios::binary);
     if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o.weightsOut));

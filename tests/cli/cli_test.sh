@@ -66,6 +66,7 @@ expect_error "global batch 100 does not divide over 64 data-parallel groups" pla
 expect_error "data=8192 needs 8192 devices; cluster 'abci' has 4352" plan --strategies data --gpus 8192
 expect_error "--gpus: expected a count" plan --gpus lots
 expect_error "--epochs-at: expected BATCH=EPOCHS" plan --epochs-at 90
+expect_error "--reduce-order: expected fifo or priority, found 'lifo'" train --model lenet --reduce-order lifo --iterations 1
 expect_error "needs --sample-seconds" plan --model-variant paradl
 expect_error "device 'Tesla V100-SXM2-16GB' has no peak for data type 'fp8'" plan --dtype fp8
 expect_ok "data .*data=64 .* 64 " plan --gpus 64 --strategies data,data+filter

@@ -46,6 +46,22 @@ TEST(GradientSchedule, OverlapHidesAllButTheTail) {
   EXPECT_DOUBLE_EQ(r.negotiation, 0.2);
 }
 
+TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
+  // Backward order: the last layer (ready at 1 s, 1.5 s to reduce, reached 0.5 s into the
+  // next forward), then the first (ready at 2 s, 1 s, reached at once); backward ends at 2 s.
+  const std::vector<GradientSource> sources{{1, 1.5, 0.5}, {2, 1.0, 0.0}};
+  CommSettings s;
+  s.grouping = Grouping::kPerLayer;
+  s.priority = false;
+  auto reduce = [](double bytes) { return bytes; };
+  // In order: 1 .. 2.5, then 2.5 .. 3.5: 1.5 s after backward.
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0).exposed, 1.5);
+  // Forward priority: the first layer's 1 s goes first (the forward waits 1 s), then the
+  // 0.5 s left of the other ends at 1.5 s, when the forward (at 1 + 0.5 s) reaches it.
+  s.priority = true;
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0).exposed, 1.0);
+}
+
 TEST(PipelinePartition, BalancesContiguousStages) {
   const std::vector<double> t{1, 1, 1, 1, 4, 1, 1};
   const std::vector<int> stages = partitionStages(t, 3);

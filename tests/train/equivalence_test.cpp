@@ -55,6 +55,7 @@ std::vector<torch::Tensor> trainDistributed(const comm::Communicator& comm, cons
     const double loss = dp.step(d.x.narrow(0, start, kLocalBatch), d.y.narrow(0, start, kLocalBatch), kLr);
     if (losses != nullptr) losses->push_back(loss);
   }
+  dp.synchronize();
   std::vector<torch::Tensor> out;
   for (const auto& p : dp.net()->parameters()) out.push_back(p.detach().clone());
   return out;
@@ -68,6 +69,7 @@ std::vector<torch::Tensor> trainSerial(int ranks) {
   DataParallelStep dp(self, IrNet(tinyModel()), {}, {0.9, false, 1e-4});
   const int global = kLocalBatch * ranks;
   for (int s = 0; s < kSteps; ++s) dp.step(d.x.narrow(0, s * global, global), d.y.narrow(0, s * global, global), kLr);
+  dp.synchronize();
   std::vector<torch::Tensor> out;
   for (const auto& p : dp.net()->parameters()) out.push_back(p.detach().clone());
   return out;
@@ -101,8 +103,23 @@ std::vector<Setting> denseSettings() {
   noOverlap.overlap = false;
   reduce::EngineOptions negotiated = perLayer;
   negotiated.negotiate = true;
-  return {{"fusion", fusion}, {"per-layer", perLayer}, {"groups", groups}, {"no-overlap", noOverlap},
-          {"decentralized negotiation", negotiated}};
+  // Forward-priority order: more urgent groups overtake queued ones; the next forward
+  // completes the updates.
+  reduce::EngineOptions priority = fusion;
+  priority.priority = true;
+  priority.chunkBytes = 64;  // far smaller than the groups: partly sent groups get overtaken
+  reduce::EngineOptions priorityPerLayer = perLayer;
+  priorityPerLayer.priority = true;
+  reduce::EngineOptions priorityNoOverlap = priority;
+  priorityNoOverlap.overlap = false;
+  return {{"fusion", fusion},
+          {"per-layer", perLayer},
+          {"groups", groups},
+          {"no-overlap", noOverlap},
+          {"decentralized negotiation", negotiated},
+          {"forward priority", priority},
+          {"forward priority per layer", priorityPerLayer},
+          {"forward priority without overlap", priorityNoOverlap}};
 }
 
 TEST(Equivalence, DenseFp32MatchesOneRankInEveryGroupingAndNegotiationSetting) {

@@ -49,6 +49,53 @@ TEST(IrModule, EveryLayerProducesTheShapeTheIrInferred) {
   expectShapes("cosmoflow", {.spatial = {32}});
 }
 
+// In-place ReLU and Add must not change what autograd computes: the same weights, the same
+// batch, gradients equal to the net that allocates every output.
+TEST(IrModule, InPlaceLayersGiveTheSameGradients) {
+  for (const char* name : {"small-cnn", "resnet18", "tiramisu"}) {
+    const graph::Model model = graph::buildZooModel(name, {.spatial = {32}, .classes = 4});
+    torch::manual_seed(3);
+    IrNet reference(model, false);
+    torch::manual_seed(3);
+    IrNet inPlace(model, true);
+    std::vector<std::int64_t> sizes{2, model.inputShape().channels};
+    for (auto e : model.inputShape().spatial) sizes.push_back(e);
+    const torch::Tensor x = torch::randn(sizes);
+    const graph::TensorShape& logits = model.layer(model.layer(model.size() - 1).inputs.front()).output;
+    torch::Tensor y = torch::randint(logits.channels, {2}, torch::kInt64);
+    if (model.layer(model.size() - 1).kind == graph::LayerKind::kMseLoss) {  // regression: targets like the output
+      std::vector<std::int64_t> shape{2, logits.channels};
+      for (auto e : logits.spatial) shape.push_back(e);
+      y = torch::randn(shape);
+    }
+    for (IrNet* net : {&reference, &inPlace}) {
+      torch::manual_seed(5);  // the same dropout masks
+      (*net)->train();
+      (*net)->loss((*net)->run(x), y).backward();
+    }
+    const auto a = reference->parameters();
+    const auto b = inPlace->parameters();
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(a[i].grad(), b[i].grad(), 1e-5, 1e-6)) << name << " parameter " << i;
+    }
+  }
+}
+
+TEST(IrModule, ReluAfterBatchNormRunsInPlace) {
+  torch::NoGradGuard noGrad;
+  const graph::Model model = graph::buildZooModel("small-cnn", {.spatial = {32}});
+  int relu = 1;
+  while (model.layer(relu).kind != graph::LayerKind::kActivation) ++relu;
+  const int bn = model.layer(relu).inputs.front();
+  ASSERT_EQ(model.layer(bn).kind, graph::LayerKind::kBatchNorm);
+  const torch::Tensor x = torch::randn({2, 3, 32, 32});
+  const auto shared = IrNet(model, true)->run(x);
+  EXPECT_EQ(shared[relu].data_ptr(), shared[bn].data_ptr());
+  const auto separate = IrNet(model, false)->run(x);
+  EXPECT_NE(separate[relu].data_ptr(), separate[bn].data_ptr());
+}
+
 TEST(IrModule, LossesBackpropagateIntoEveryParameter) {
   const graph::Model model = graph::buildZooModel("inception-v3", {.spatial = {299}, .classes = 5});
   IrNet net(model);
