@@ -18,7 +18,10 @@ const char* const kAbci = R"(name: abci
 description: ABCI (AIST), ParaDL's system; 4x V100-SXM2-16GB per node, NVLink, InfiniBand EDR fat tree
 # ParaDL (HPDC 2021) paper and code: NVLink 50 GB/s inside a node, GPU-to-GPU start-up ~20 us;
 # EDR 12.5 GB/s per node; full bisection inside a rack of 17 nodes, 1:3 between racks;
-# latencies leaf 90 ns, spine 400 ns, PLX 110 ns; 1088 nodes.
+# latencies leaf 90 ns, spine 400 ns, PLX 110 ns; 1088 nodes. A message between GPUs of two
+# nodes crosses GPU -> PLX -> NIC twice: ParaDL's analysis code puts that path at
+# 2 x (15 us + 110 ns) plus the switches, 30.31 us in a rack, 30.98 us across the spine (a
+# switch's 500 ns alone would make it faster than NVLink's 20 us start-up).
 device:
   name: Tesla V100-SXM2-16GB
   peak_flops: {fp64: 7.8 TFLOP/s, fp32: 15.7 TFLOP/s, fp16: 125 TFLOP/s}
@@ -29,8 +32,8 @@ devices_per_node: 4
 nodes: 1088
 network:
   - {name: nvlink, alpha: 20 us, bandwidth: 50 GB/s, ranks: node}
-  - {name: rack, alpha: 500 ns, bandwidth: 12.5 GB/s, ranks: 68}
-  - {name: spine, alpha: 1.3 us, bandwidth: 12.5 GB/s, ranks: all, oversubscription: 3}
+  - {name: rack, alpha: 30.31 us, bandwidth: 12.5 GB/s, ranks: 68}
+  - {name: spine, alpha: 30.98 us, bandwidth: 12.5 GB/s, ranks: all, oversubscription: 3}
 )";
 
 const char* const kSummit = R"(name: summit

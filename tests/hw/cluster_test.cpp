@@ -24,7 +24,9 @@ TEST(Presets, AbciMatchesParadlFigures) {
   EXPECT_EQ(abci.totalDevices(), 4352);
   ASSERT_EQ(abci.levels.size(), 3U);
   EXPECT_DOUBLE_EQ(abci.levels[0].bandwidth(), 50e9);
-  EXPECT_DOUBLE_EQ(abci.levels[1].alpha, 500e-9);
+  // GPU -> PLX -> NIC on both ends, 2 x (15 us + 110 ns), plus a leaf switch (ParaDL's code).
+  EXPECT_NEAR(abci.levels[1].alpha, 2 * (15e-6 + 110e-9) + 90e-9, 1e-9);
+  EXPECT_GT(abci.levels[1].alpha, abci.levels[0].alpha);  // leaving the node costs more than NVLink
   EXPECT_DOUBLE_EQ(abci.levels[1].beta, 1.0 / 12.5e9);
   EXPECT_EQ(abci.levels[1].ranks, 68);  // 17 nodes per rack
   EXPECT_DOUBLE_EQ(abci.levels[2].oversubscription, 3.0);
