@@ -185,9 +185,12 @@ void GradientEngine::scheduleLoop() {
             if (readyHere(g)) bits[g / 64] |= 1ULL << (g % 64);
           }
         }
+        // Through the progress threads (i-calls), whose polling yields to the compute the
+        // step overlaps; a blocking call would spin for latency and take a core from it.
         if (comm_.size() > 1) {
-          comm::allreduce(negotiation_, bits.data(), bits.data(), words, comm::DataType::kU64,
-                          {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd});
+          comm::iallreduce(negotiation_, bits.data(), bits.data(), words, comm::DataType::kU64,
+                           {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd})
+              .wait();
         }
         bool progress = false;
         allAgreed = true;
@@ -208,7 +211,7 @@ void GradientEngine::scheduleLoop() {
       const std::int64_t n = allAgreed ? g.buffer.numel() - sent[pick] : std::min(chunk, g.buffer.numel() - sent[pick]);
       float* data = g.buffer.data_ptr<float>() + sent[pick];
       const auto start = std::chrono::steady_clock::now();
-      comm::allreduce(comm_, data, data, static_cast<std::size_t>(n), comm::DataType::kF32, o);
+      comm::iallreduce(comm_, data, data, static_cast<std::size_t>(n), comm::DataType::kF32, o).wait();
       reducing += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       sent[pick] += n;
       if (sent[pick] < g.buffer.numel()) continue;
