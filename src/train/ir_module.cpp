@@ -135,14 +135,21 @@ std::vector<std::uint8_t> inPlaceLayers(const graph::Model& m) {
   return out;
 }
 
-IrNetImpl::IrNetImpl(graph::Model model, bool inPlace) : model_(std::move(model)) {
-  inPlace_ = inPlace ? inPlaceLayers(model_) : std::vector<std::uint8_t>(model_.size(), 0);
+IrNetImpl::IrNetImpl(graph::Model model, IrNetOptions options) : model_(std::move(model)) {
+  inPlace_ = options.inPlace ? inPlaceLayers(model_) : std::vector<std::uint8_t>(model_.size(), 0);
+  channelsLast_ = options.channelsLast && model_.inputShape().rank() == 2;
   layers_.resize(model_.size());
   for (int i = 1; i < model_.size(); ++i) {
     const Layer& l = model_.layer(i);
     layers_[i] = makeModule(model_, l);
     if (!layers_[i].is_empty()) register_module(moduleName(l.name), layers_[i].ptr());
     if (l.kind == LayerKind::kSoftmaxLoss || l.kind == LayerKind::kMseLoss) losses_.push_back(i);
+    if (channelsLast_ && l.kind == LayerKind::kConv) {
+      torch::NoGradGuard noGrad;
+      for (torch::Tensor& w : layers_[i].ptr()->parameters()) {
+        if (w.dim() == 4) w.set_data(w.contiguous(torch::MemoryFormat::ChannelsLast));
+      }
+    }
   }
 }
 
@@ -182,7 +189,7 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
 
 std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
   std::vector<torch::Tensor> outputs(model_.size());
-  outputs[0] = input;
+  outputs[0] = channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
   for (int i = 1; i < model_.size(); ++i) {
     if (beforeLayer_) beforeLayer_(i);
     outputs[i] = apply(i, outputs);

@@ -11,10 +11,14 @@
 
 namespace paraxis::train {
 
+struct IrNetOptions {
+  bool inPlace = true;       // ReLU and Add overwrite an input nothing else reads
+  bool channelsLast = true;  // 2-D convolutions' weights and activations in NHWC (oneDNN's native layout)
+};
+
 class IrNetImpl : public torch::nn::Module {
  public:
-  // `inPlace`: ReLU and Add overwrite an input nothing else reads (off: every layer allocates).
-  explicit IrNetImpl(graph::Model model, bool inPlace = true);
+  explicit IrNetImpl(graph::Model model, IrNetOptions options = {});
 
   // Every layer's output for a batch (index = IR layer index; loss layers are left empty).
   std::vector<torch::Tensor> run(const torch::Tensor& input);
@@ -38,6 +42,7 @@ class IrNetImpl : public torch::nn::Module {
   std::vector<torch::nn::AnyModule> layers_;  // empty where the layer is functional
   std::vector<int> losses_;
   std::vector<std::uint8_t> inPlace_;  // per layer: overwrites its first input
+  bool channelsLast_ = false;
   std::function<void(int)> beforeLayer_;
 };
 

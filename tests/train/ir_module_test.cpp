@@ -55,9 +55,9 @@ TEST(IrModule, InPlaceLayersGiveTheSameGradients) {
   for (const char* name : {"small-cnn", "resnet18", "tiramisu"}) {
     const graph::Model model = graph::buildZooModel(name, {.spatial = {32}, .classes = 4});
     torch::manual_seed(3);
-    IrNet reference(model, false);
+    IrNet reference(model, IrNetOptions{.inPlace = false, .channelsLast = false});
     torch::manual_seed(3);
-    IrNet inPlace(model, true);
+    IrNet inPlace(model, IrNetOptions{.inPlace = true, .channelsLast = false});
     std::vector<std::int64_t> sizes{2, model.inputShape().channels};
     for (auto e : model.inputShape().spatial) sizes.push_back(e);
     const torch::Tensor x = torch::randn(sizes);
@@ -82,6 +82,43 @@ TEST(IrModule, InPlaceLayersGiveTheSameGradients) {
   }
 }
 
+// Channels-last changes the kernels' memory layout, not the math: the same loss and gradients
+// as NCHW up to the summation order of the convolution algorithms.
+TEST(IrModule, ChannelsLastGivesTheSameGradients) {
+  for (const char* name : {"small-cnn", "resnet18"}) {
+    // 8 samples at 64x64: batch norm over a 2x2 last stage stays well conditioned.
+    const graph::Model model = graph::buildZooModel(name, {.spatial = {64}, .classes = 4});
+    torch::manual_seed(3);
+    IrNet nchw(model, IrNetOptions{.channelsLast = false});
+    torch::manual_seed(3);
+    IrNet nhwc(model, IrNetOptions{.channelsLast = true});
+    const torch::Tensor x = torch::randn({8, 3, 64, 64});
+    const torch::Tensor y = torch::randint(4, {8}, torch::kInt64);
+    double losses[2];
+    int k = 0;
+    for (IrNet* net : {&nchw, &nhwc}) {
+      (*net)->train();
+      const torch::Tensor loss = (*net)->loss((*net)->run(x), y);
+      loss.backward();
+      losses[k++] = loss.item<double>();
+    }
+    EXPECT_NEAR(losses[0], losses[1], 1e-5 * std::fabs(losses[0])) << name;
+    const auto a = nchw->parameters();
+    const auto b = nhwc->parameters();
+    bool anyChannelsLast = false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      anyChannelsLast = anyChannelsLast || b[i].is_contiguous(torch::MemoryFormat::ChannelsLast) && b[i].dim() == 4 &&
+                                               !b[i].is_contiguous();
+      // Relative to the gradient's largest element: entries near zero carry no scale of their
+      // own. A weight gradient sums 32K products that mostly cancel, so another summation
+      // order moves it by up to ~1e-3 of its scale (measured); a layout error moves it by O(1).
+      const double scale = a[i].grad().abs().max().item<double>();
+      EXPECT_LT((a[i].grad() - b[i].grad()).abs().max().item<double>(), 5e-3 * scale) << name << " parameter " << i;
+    }
+    EXPECT_TRUE(anyChannelsLast) << name;
+  }
+}
+
 TEST(IrModule, ReluAfterBatchNormRunsInPlace) {
   torch::NoGradGuard noGrad;
   const graph::Model model = graph::buildZooModel("small-cnn", {.spatial = {32}});
@@ -90,9 +127,9 @@ TEST(IrModule, ReluAfterBatchNormRunsInPlace) {
   const int bn = model.layer(relu).inputs.front();
   ASSERT_EQ(model.layer(bn).kind, graph::LayerKind::kBatchNorm);
   const torch::Tensor x = torch::randn({2, 3, 32, 32});
-  const auto shared = IrNet(model, true)->run(x);
+  const auto shared = IrNet(model, IrNetOptions{.inPlace = true})->run(x);
   EXPECT_EQ(shared[relu].data_ptr(), shared[bn].data_ptr());
-  const auto separate = IrNet(model, false)->run(x);
+  const auto separate = IrNet(model, IrNetOptions{.inPlace = false})->run(x);
   EXPECT_NE(separate[relu].data_ptr(), separate[bn].data_ptr());
 }
 
