@@ -88,7 +88,9 @@ void GradientEngine::formGroups() {
     std::int64_t offset = 0;
     for (int i : group.members) {
       torch::Tensor& p = parameters_[i];
-      p.mutable_grad() = group.buffer.narrow(0, offset, p.numel()).view_as(p);
+      // The parameter's own strides (channels-last weights included): autograd accumulates
+      // into a gradient laid out like its parameter without a copy.
+      p.mutable_grad() = group.buffer.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
       groupOfParameter_[i] = g;
     }

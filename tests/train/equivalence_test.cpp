@@ -138,6 +138,13 @@ TEST(Equivalence, Fp16OnTheWireStaysWithinHalfPrecision) {
   EXPECT_GT(difference, 0);     // the wire really was narrower
 }
 
+// A dense tensor's elements in memory order (the engine's buffers hold gradients laid out
+// like their parameters: channels-last convolution weights included), and back.
+torch::Tensor memoryOrder(const torch::Tensor& t) { return t.as_strided({t.numel()}, {1}); }
+torch::Tensor laidOutLike(const torch::Tensor& flat, const torch::Tensor& like) {
+  return flat.as_strided(like.sizes(), like.strides());
+}
+
 // Every rank's compressor simulated in one process: momentum-corrected accumulation, chunks
 // picked by norms summed over ranks, the average of the picked chunks applied.
 std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOptions& o,
@@ -165,7 +172,7 @@ std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOpti
       net->loss(out, d.y.narrow(0, start, kLocalBatch)).backward();
       for (const auto& g : groups) {
         std::vector<torch::Tensor> parts;
-        for (int i : g) parts.push_back(params[i].grad().reshape({-1}));
+        for (int i : g) parts.push_back(memoryOrder(params[i].grad()));
         flat[r].push_back(torch::cat(parts));
       }
     }
@@ -201,7 +208,7 @@ std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOpti
       std::int64_t offset = 0;
       for (int i : groups[gi]) {
         // SGD as DataParallelStep applies it: weight decay, no momentum while sparse.
-        const torch::Tensor g = update.narrow(0, offset, params[i].numel()).view_as(params[i]).add(params[i], 1e-4);
+        const torch::Tensor g = laidOutLike(update.narrow(0, offset, params[i].numel()), params[i]).add(params[i], 1e-4);
         params[i].sub_(g, kLr);
         offset += params[i].numel();
       }
