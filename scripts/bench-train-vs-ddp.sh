@@ -7,6 +7,8 @@
 #
 # local: 2 ranks on this machine; hosts: 2 network-namespace hosts joined by a 1 Gbit/s link
 # (scripts/netns-hosts.sh). Models: small-cnn and ResNet-18 at 64x64, 32 samples per rank.
+# paraxis runs 2-D convolutions channels-last; DDP runs PyTorch's default layout (NCHW) unless
+# DDP_CHANNELS_LAST=1, which gives it paraxis's layout too.
 set -euo pipefail
 runs=${1:-3}
 where=${2:-both}
@@ -35,7 +37,8 @@ paraxis_rate() {  # paraxis_rate SETTING MODEL
 
 ddp_rate() {  # ddp_rate SETTING MODEL
   launch "$1" /usr/bin/python3 "$root/scripts/ddp_peer.py" --model "$2" --size 64 --batch 32 \
-    --iterations "$iterations" --threads 1 2>/dev/null | awk '/samples_per_second/ {print $2}'
+    --iterations "$iterations" --threads 1 ${DDP_CHANNELS_LAST:+--channels-last} 2>/dev/null |
+    awk '/samples_per_second/ {print $2}'
 }
 
 settings=(local hosts)

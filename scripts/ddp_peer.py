@@ -29,6 +29,7 @@ def main():
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--channels-last", action="store_true", help="NHWC model and input (paraxis's layout)")
     a = p.parse_args()
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0))
     world = int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1))
@@ -42,11 +43,15 @@ def main():
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(1)
     model = small_cnn(10) if a.model == "small-cnn" else torchvision.models.resnet18(num_classes=10)
+    if a.channels_last:
+        model = model.to(memory_format=torch.channels_last)
     ddp = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     g = torch.Generator().manual_seed(rank)
     x = torch.randn(a.batch, 3, a.size, a.size, generator=g)
     y = torch.randint(10, (a.batch,), generator=g)
+    if a.channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
     loss_fn = nn.CrossEntropyLoss()
     start = None
     for i in range(a.warmup + a.iterations):
