@@ -55,9 +55,8 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       const double remaining = std::min(left, groupSeconds[g]);
       left -= remaining;
       cumulative += remaining;
-      double forwardStart = sources[ends[g] - 1].forwardStart;
-      for (int i = g == 0 ? 0 : ends[g - 1]; i < ends[g]; ++i) forwardStart = std::min(forwardStart, sources[i].forwardStart);
-      wait = std::max(wait, cumulative - forwardStart);
+      // Sources run in backward order: a group's last one is the forward's first.
+      wait = std::max(wait, cumulative - sources[ends[g] - 1].forwardStart);
     }
     r.exposed = std::max(0.0, wait);
   }

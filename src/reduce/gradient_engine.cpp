@@ -146,8 +146,7 @@ void GradientEngine::awaitGroup(int group) {
 // not agreed yet, so it spends no CPU beside backward.
 void GradientEngine::scheduleLoop() {
   const int count = static_cast<int>(groups_.size());
-  const std::size_t words = (groups_.size() + 63) / 64;
-  std::vector<std::uint64_t> bits(words);
+  std::vector<std::uint8_t> ready(groups_.size(), 0);
   std::vector<std::uint8_t> agreed(groups_.size(), 0);
   std::vector<std::int64_t> sent(groups_.size(), 0);  // elements
   const auto chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>(options_.chunkBytes / sizeof(float)));
@@ -182,26 +181,16 @@ void GradientEngine::scheduleLoop() {
                                            comm_.options().deadlineSeconds));
           }
           if (stopping_) return;
-          std::fill(bits.begin(), bits.end(), 0);
-          for (int g = 0; g < count; ++g) {
-            if (readyHere(g)) bits[g / 64] |= 1ULL << (g % 64);
-          }
+          for (int g = 0; g < count; ++g) ready[g] = readyHere(g);
         }
-        // Through the progress threads (i-calls), whose polling yields to the compute the
-        // step overlaps; a blocking call would spin for latency and take a core from it.
-        if (comm_.size() > 1) {
-          comm::iallreduce(negotiation_, bits.data(), bits.data(), words, comm::DataType::kU64,
-                           {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd})
-              .wait();
-        }
+        const std::vector<std::uint8_t> now = agreeReady(ready);
         bool progress = false;
         allAgreed = true;
         for (int g = 0; g < count; ++g) {
-          const auto now = static_cast<std::uint8_t>((bits[g / 64] >> (g % 64)) & 1ULL);
-          progress = progress || (now != 0 && agreed[g] == 0);
-          agreed[g] = now;
-          allAgreed = allAgreed && now != 0;
+          progress = progress || (now[g] != 0 && agreed[g] == 0);
+          allAgreed = allAgreed && now[g] != 0;
         }
+        agreed = now;
         // Another rank is behind: wait a cycle before asking again.
         if (!progress && !pending) std::this_thread::sleep_for(std::chrono::duration<double>(options_.cycleSeconds));
       }
@@ -256,25 +245,37 @@ void GradientEngine::launch(int index) {
                             static_cast<std::size_t>(g.buffer.numel()), comm::DataType::kF32, o);
 }
 
+// One negotiation round: a bitwise AND over ranks of the groups each has ready, so every
+// rank learns the same set (no coordinator). Through the progress thread (an i-call), whose
+// polling yields to the backward pass it overlaps.
+std::vector<std::uint8_t> GradientEngine::agreeReady(const std::vector<std::uint8_t>& readyHere) {
+  const std::size_t count = readyHere.size();
+  if (comm_.size() == 1) return readyHere;
+  std::vector<std::uint64_t> bits((count + 63) / 64, 0);
+  for (std::size_t g = 0; g < count; ++g) {
+    if (readyHere[g] != 0) bits[g / 64] |= 1ULL << (g % 64);
+  }
+  comm::iallreduce(negotiation_, bits.data(), bits.data(), bits.size(), comm::DataType::kU64,
+                   {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd})
+      .wait();
+  std::vector<std::uint8_t> agreed(count);
+  for (std::size_t g = 0; g < count; ++g) agreed[g] = static_cast<std::uint8_t>((bits[g / 64] >> (g % 64)) & 1ULL);
+  return agreed;
+}
+
 void GradientEngine::negotiationLoop() {
-  const std::size_t words = (groups_.size() + 63) / 64;
-  std::vector<std::uint64_t> bits(words);
+  std::vector<std::uint8_t> ready(groups_.size());
   while (true) {
     {
       std::lock_guard lock(mutex_);
-      std::fill(bits.begin(), bits.end(), 0);
-      for (std::size_t g = 0; g < groups_.size(); ++g) {
-        if (complete_[g] != 0 || backwardDone_) bits[g / 64] |= 1ULL << (g % 64);
-      }
+      for (std::size_t g = 0; g < groups_.size(); ++g) ready[g] = complete_[g] != 0 || backwardDone_;
     }
-    comm::allreduce(negotiation_, bits.data(), bits.data(), words, comm::DataType::kU64,
-                    {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd});
+    const std::vector<std::uint8_t> agreed = agreeReady(ready);
     bool all = true;
     {
       std::lock_guard lock(mutex_);
       for (std::size_t g = 0; g < groups_.size(); ++g) {
-        const bool agreed = (bits[g / 64] >> (g % 64) & 1ULL) != 0;
-        if (agreed && !groups_[g].launched) launch(static_cast<int>(g));
+        if (agreed[g] != 0 && !groups_[g].launched) launch(static_cast<int>(g));
         all = all && groups_[g].launched;
       }
     }

@@ -102,6 +102,7 @@ class GradientEngine {
   void formGroups();
   void launchReadyInOrder();  // without negotiation
   void launch(int group);
+  std::vector<std::uint8_t> agreeReady(const std::vector<std::uint8_t>& readyHere);  // one AND round
   void negotiationLoop();
   void scheduleLoop();  // forward-priority order
   void sparseReduce(Group& g);
