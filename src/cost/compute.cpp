@@ -5,7 +5,18 @@
 
 namespace paraxis::cost {
 
-LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& s, int bytesPerElement) {
+double channelTileWaste(double tile, double inputChannels, double outputChannels, double inputShare,
+                        double outputShare) {
+  if (tile <= 1) return 1;
+  auto waste = [tile](double channels) { return std::max(channels, tile) / channels; };
+  double factor = 1;
+  if (inputShare < 1 && inputChannels > 0) factor *= waste(inputChannels * inputShare) / waste(inputChannels);
+  if (outputShare < 1 && outputChannels > 0) factor *= waste(outputChannels * outputShare) / waste(outputChannels);
+  return factor;
+}
+
+LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& s, int bytesPerElement,
+                    double channelTile, double inputChannels) {
   using graph::LayerKind;
   if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return {};  // views, no kernels
   const graph::LayerCounts& c = layer.counts;
@@ -24,6 +35,10 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   w.forward = {c.forwardFlops * flopShare, in + out + weights};
   w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0};
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0};
+  if (weighted) {
+    w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
+                                   s.inputChannels, s.outputChannels);
+  }
   return w;
 }
 
@@ -36,9 +51,10 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work) 
 
 namespace {
 
-double passWithEfficiency(const hw::Device& device, double peak, const PassWork& work, double efficiency) {
+double passWithEfficiency(const hw::Device& device, double peak, const PassWork& work, double efficiency,
+                          double tileWaste) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
-  const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
+  const double compute = work.flops > 0 ? work.flops * tileWaste / (peak * efficiency) : 0;
   return device.callOverhead + std::max(compute, work.bytes / device.memoryBandwidth);
 }
 
@@ -56,9 +72,9 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   };
   const double forward = efficiency(work.forward);
   auto same = [&](const PassWork& pass) { return pass.flops == work.forward.flops ? forward : efficiency(pass); };
-  return {passWithEfficiency(device, peak, work.forward, forward),
-          passWithEfficiency(device, peak, work.backwardData, same(work.backwardData)),
-          passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight))};
+  return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste),
+          passWithEfficiency(device, peak, work.backwardData, same(work.backwardData), work.tileWaste),
+          passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight), work.tileWaste)};
 }
 
 std::vector<LayerProfile> profileLayers(const graph::Model& model) {
@@ -79,6 +95,10 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
     p.inputElements = static_cast<double>(input.counts.activationBytes) / model.bytesPerElement();
     p.outputElements = static_cast<double>(c.activationBytes) / model.bytesPerElement();
     p.params = static_cast<double>(c.params);
+    if (p.weighted) {
+      p.inputChannels = static_cast<double>(input.output.channels);
+      p.outputChannels = static_cast<double>(layer.output.channels);
+    }
   }
   return out;
 }
@@ -104,6 +124,17 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double peak = rates.peak;
   const double channelShare = p.weighted ? s.inputChannels * s.outputChannels : s.outputChannels;
   const double flopShare = s.samples * s.spatial * channelShare;
+  // A split that leaves part of a tile of channels runs the whole tile.
+  double tileWaste = 1;
+  if (p.weighted && rates.device->channelTile > 1 && channelShare < 1) {
+    const double tile = rates.device->channelTile;
+    // Relative to the whole layer, which the efficiency curve already describes.
+    auto waste = [tile](double channels) { return std::max(channels, tile) / channels; };
+    const std::pair<double, double> dims[] = {{p.inputChannels, s.inputChannels}, {p.outputChannels, s.outputChannels}};
+    for (const auto& [whole, share] : dims) {
+      if (share < 1 && whole > 0) tileWaste *= waste(whole * share) / waste(whole);
+    }
+  }
   const double delta = bytesPerElement;
   const double bytes = p.inputElements * s.samples * s.inputSpatial * s.inputChannels * delta +
                        p.outputElements * s.samples * s.spatial * s.outputChannels * delta +
@@ -125,7 +156,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
       efficiency = device.efficiencyAtLog(p.logFlops[k] + logs(flopShare));
     }
     if (k == 0) forwardEfficiency = efficiency;
-    return device.callOverhead + std::max(flops / (peak * efficiency), passBytesSeconds);
+    return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);
   };
   const double forward = pass(0, true);
   return {forward, pass(1, p.flops[1] > 0), pass(2, p.flops[2] > 0)};

@@ -28,11 +28,21 @@ struct PassWork {
 
 struct LayerWork {
   PassWork forward, backwardData, backwardWeight;
+  double tileWaste = 1;  // how much longer the matrix kernels run than the FLOPs say
 };
 
+// How much longer a weighted layer's kernels run when a split leaves it fewer channels than a
+// tile of `tile` (hw::Device::channelTile), relative to the whole layer (whose efficiency the
+// device's curve already describes): per split dimension, max(c, tile)/c at the local c over
+// the same at the whole c.
+double channelTileWaste(double tile, double inputChannels, double outputChannels, double inputShare,
+                        double outputShare);
+
 // FLOPs and bytes moved per pass for the local share of `layer`, whose first input has
-// `inputElements` per sample.
-LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& share, int bytesPerElement);
+// `inputElements` per sample (and `inputChannels` channels, with the device's `channelTile`,
+// for the tile waste).
+LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& share, int bytesPerElement,
+                    double channelTile = 1, double inputChannels = 0);
 
 // overhead + max(flops / (peak x efficiency(flops)), bytes / memory bandwidth); 0 for no work.
 double passSeconds(const hw::Device& device, double peak, const PassWork& work);
@@ -52,6 +62,8 @@ struct LayerProfile {
   double inputElements = 0;     // per sample, first input
   double outputElements = 0;    // per sample
   double params = 0;
+  double inputChannels = 0;     // weighted layers: the matrix product's channel dimensions
+  double outputChannels = 0;
   bool weighted = false;        // conv, deconv, fully connected: both channel dimensions split
   bool view = false;            // input, flatten: no kernels
 };

@@ -74,6 +74,7 @@ void Cluster::validate(const std::string& source) const {
   if (!(device.memoryBytes > 0)) fail("device.memory", "expected > 0");
   if (!(device.memoryBandwidth > 0)) fail("device.memory_bandwidth", "expected > 0");
   if (device.callOverhead < 0) fail("device.layer_overhead", "expected >= 0");
+  if (!(device.channelTile >= 1)) fail("device.channel_tile", fmt::format("expected >= 1, found {}", device.channelTile));
   for (std::size_t i = 0; i < device.efficiency.size(); ++i) {
     const EfficiencyPoint& p = device.efficiency[i];
     if (!(p.flops > 0) || !(p.efficiency > 0) || p.efficiency > 1) {
@@ -82,6 +83,15 @@ void Cluster::validate(const std::string& source) const {
     if (i > 0 && !(p.flops > device.efficiency[i - 1].flops)) {
       fail(fmt::format("device.efficiency[{}]", i), "expected flops to increase along the curve");
     }
+  }
+  const Implementation& im = implementation;
+  const std::pair<const char*, double> factors[] = {
+      {"spatial_compute", im.spatialCompute}, {"filter_compute", im.filterCompute},
+      {"channel_compute", im.channelCompute}, {"halo", im.halo},
+      {"spatial_gather", im.spatialGather}, {"filter_collectives", im.filterCollectives},
+      {"channel_collectives", im.channelCollectives}, {"gradient_allreduce", im.gradientAllreduce}};
+  for (const auto& [key, factor] : factors) {
+    if (!(factor > 0)) fail(std::string("implementation.") + key, fmt::format("expected a factor > 0, found {}", factor));
   }
   if (levels.empty()) fail("network", "expected at least one level");
   for (std::size_t i = 0; i < levels.size(); ++i) {

@@ -23,6 +23,9 @@ struct Device {
   // Fixed cost of launching one layer pass (kernel launches, framework dispatch): what keeps
   // a tiny local problem from running in proportion to its FLOPs.
   double callOverhead = 0;
+  // Channels per tile of the device's matrix kernels: a layer left with fewer local channels
+  // (a filter or channel split) still pays for a whole tile. 1 = no such effect.
+  double channelTile = 1;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
 
@@ -51,6 +54,27 @@ struct NetworkLevel {
   double bandwidth() const { return 1.0 / beta; }
 };
 
+// How far the software that ran on this machine fell short of the hardware model: each factor
+// multiplies one kind of predicted time (1 = the hardware model as it is). `paraxis calibrate`
+// fits them to measured runs; they describe an implementation (a framework's halo path, its
+// gathers and copies), not the machine, so presets leave them at 1.
+struct Implementation {
+  std::string source;            // where the factors come from, shown in reports
+  double spatialCompute = 1;     // compute of spatially split layers
+  double filterCompute = 1;      // compute of layers split by output channel
+  double channelCompute = 1;     // compute of layers split by input channel
+  double halo = 1;               // halo exchanges
+  double spatialGather = 1;      // the gather where a spatial split ends
+  double filterCollectives = 1;  // a filter split's gathers of inputs and reductions of their gradients
+  double channelCollectives = 1; // a channel split's reductions of partial outputs and gathers
+  double gradientAllreduce = 1;  // the gradient allreduce
+
+  bool isIdentity() const {
+    return spatialCompute == 1 && filterCompute == 1 && channelCompute == 1 && halo == 1 && spatialGather == 1 &&
+           filterCollectives == 1 && channelCollectives == 1 && gradientAllreduce == 1;
+  }
+};
+
 struct Cluster {
   std::string name;
   std::string description;
@@ -58,6 +82,7 @@ struct Cluster {
   std::int64_t devicesPerNode = 1;
   std::int64_t nodes = 1;
   std::vector<NetworkLevel> levels;
+  Implementation implementation;
 
   std::int64_t totalDevices() const { return devicesPerNode * nodes; }
   // Index into `levels` of the innermost level that holds both ranks (a != b).

@@ -21,7 +21,7 @@ double hostMemory() {
 bool isAuto(const YamlValue& v) { return v.isScalar() && v.text() == "auto"; }
 
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
-  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "efficiency", "layer_overhead"});
+  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "efficiency", "layer_overhead", "channel_tile"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -36,6 +36,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
                                  : memory.quantity(Quantity::kBytes);
   d.memoryBandwidth = v.at("memory_bandwidth").quantity(Quantity::kBytesPerSecond);
   if (auto overhead = v.find("layer_overhead")) d.callOverhead = overhead->quantity(Quantity::kSeconds);
+  d.channelTile = v.number("channel_tile", 1.0);
   if (auto curve = v.find("efficiency")) {
     for (const YamlValue& point : curve->items()) {
       if (point.isSequence()) {
@@ -69,8 +70,24 @@ NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int
   return level;
 }
 
+Implementation readImplementation(const YamlValue& v) {
+  v.requireKeys({"source", "spatial_compute", "filter_compute", "channel_compute", "halo", "spatial_gather",
+                 "filter_collectives", "channel_collectives", "gradient_allreduce"});
+  Implementation i;
+  i.source = v.text("source", "");
+  i.spatialCompute = v.number("spatial_compute", 1.0);
+  i.filterCompute = v.number("filter_compute", 1.0);
+  i.channelCompute = v.number("channel_compute", 1.0);
+  i.halo = v.number("halo", 1.0);
+  i.spatialGather = v.number("spatial_gather", 1.0);
+  i.filterCollectives = v.number("filter_collectives", 1.0);
+  i.channelCollectives = v.number("channel_collectives", 1.0);
+  i.gradientAllreduce = v.number("gradient_allreduce", 1.0);
+  return i;
+}
+
 Cluster buildFrom(const YamlValue& root, const std::string& source) {
-  root.requireKeys({"name", "description", "device", "devices_per_node", "nodes", "network"});
+  root.requireKeys({"name", "description", "device", "devices_per_node", "nodes", "network", "implementation"});
   Cluster c;
   c.name = root.at("name").text();
   c.description = root.text("description", "");
@@ -81,12 +98,40 @@ Cluster buildFrom(const YamlValue& root, const std::string& source) {
   for (const YamlValue& level : root.at("network").items()) {
     c.levels.push_back(readLevel(level, c.devicesPerNode, c.totalDevices()));
   }
+  if (auto implementation = root.find("implementation")) c.implementation = readImplementation(*implementation);
   c.validate(source);
   c.device.prepare();
   return c;
 }
 
 }  // namespace
+
+std::string withImplementation(const std::string& yaml, const Implementation& implementation) {
+  std::string kept;
+  bool inSection = false;
+  std::size_t start = 0;
+  while (start < yaml.size()) {
+    std::size_t end = yaml.find('\n', start);
+    end = end == std::string::npos ? yaml.size() : end + 1;
+    const std::string line = yaml.substr(start, end - start);
+    const bool topLevel = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '\n' && line[0] != '#';
+    if (topLevel) inSection = line.rfind("implementation:", 0) == 0;
+    if (!inSection) kept += line;
+    start = end;
+  }
+  if (!kept.empty() && kept.back() != '\n') kept += '\n';
+  const Implementation& i = implementation;
+  std::string source = i.source;
+  for (char& c : source) {
+    if (c == '"' || c == '\n') c = '\'';
+  }
+  return kept + fmt::format(
+                    "implementation:\n  source: \"{}\"\n  spatial_compute: {:.4g}\n  filter_compute: {:.4g}\n"
+                    "  channel_compute: {:.4g}\n  halo: {:.4g}\n  spatial_gather: {:.4g}\n  filter_collectives: {:.4g}\n"
+                    "  channel_collectives: {:.4g}\n  gradient_allreduce: {:.4g}\n",
+                    source, i.spatialCompute, i.filterCompute, i.channelCompute, i.halo, i.spatialGather,
+                    i.filterCollectives, i.channelCollectives, i.gradientAllreduce);
+}
 
 Cluster loadClusterFile(const std::string& path) { return buildFrom(loadYamlFile(path), path); }
 

@@ -9,4 +9,8 @@ namespace paraxis::hw {
 Cluster loadClusterFile(const std::string& path);
 Cluster loadClusterText(const std::string& text, const std::string& name);
 
+// A cluster file's text with its top-level implementation section replaced by (or given)
+// `implementation`; the rest of the text, comments included, is kept.
+std::string withImplementation(const std::string& yaml, const Implementation& implementation);
+
 }  // namespace paraxis::hw

@@ -1,5 +1,7 @@
 // Sources for every figure are in the comments of each preset; see also
-// shared/reference/README.md. Efficiency curves are starting points, not measurements: they
+// shared/reference/README.md. channel_tile 32 on the V100s: the narrowest tile of Volta's FP32
+// convolution and matrix kernels (32-wide warp tiles); on ABCI's measured filter and channel
+// runs 16, 32 and 64 all fit, 32 best (docs/measured-format.md). Unmeasured on the others. Efficiency curves are starting points, not measurements: they
 // say how far below peak a layer call of a given size runs, and `paraxis calibrate` (or a
 // user file) replaces them with fitted values.
 #include "hw/presets.hpp"
@@ -7,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "hw/cluster_yaml.hpp"
@@ -28,6 +32,7 @@ device:
   memory: 16 GiB
   memory_bandwidth: 900 GB/s
   efficiency: [[1e6, 0.03], [1e7, 0.12], [1e8, 0.35], [1e9, 0.55], [1e10, 0.65], [1e11, 0.7]]
+  channel_tile: 32
 devices_per_node: 4
 nodes: 1088
 network:
@@ -46,6 +51,7 @@ device:
   memory: 16 GiB
   memory_bandwidth: 900 GB/s
   efficiency: [[1e6, 0.03], [1e7, 0.12], [1e8, 0.35], [1e9, 0.55], [1e10, 0.65], [1e11, 0.7]]
+  channel_tile: 32
 devices_per_node: 6
 nodes: 4608
 network:
@@ -65,6 +71,7 @@ device:
   memory: 32 GiB
   memory_bandwidth: 900 GB/s
   efficiency: [[1e6, 0.03], [1e7, 0.12], [1e8, 0.35], [1e9, 0.55], [1e10, 0.65], [1e11, 0.7]]
+  channel_tile: 32
 devices_per_node: 8
 nodes: 32
 network:
@@ -147,17 +154,42 @@ const std::vector<Preset>& presets() {
   return all;
 }
 
-Cluster loadCluster(const std::string& nameOrPath) {
+namespace {
+
+const Preset* findPreset(const std::string& name) {
   for (const Preset& preset : presets()) {
-    if (preset.name == nameOrPath) return loadClusterText(preset.yaml, "preset " + preset.name);
+    if (preset.name == name) return &preset;
   }
+  return nullptr;
+}
+
+// Throws unless nameOrPath names a file.
+void requireFile(const std::string& nameOrPath) {
   const bool looksLikeFile = nameOrPath.find('/') != std::string::npos ||
                              nameOrPath.ends_with(".yaml") || nameOrPath.ends_with(".yml");
-  if (looksLikeFile || std::filesystem::exists(nameOrPath)) return loadClusterFile(nameOrPath);
+  if (looksLikeFile || std::filesystem::exists(nameOrPath)) return;
   std::vector<std::string> names;
   for (const Preset& preset : presets()) names.push_back(preset.name);
   throw NotFoundError(fmt::format("unknown cluster '{}': the presets are {} (or give a .yaml file)",
                                   nameOrPath, fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+Cluster loadCluster(const std::string& nameOrPath) {
+  if (const Preset* preset = findPreset(nameOrPath)) return loadClusterText(preset->yaml, "preset " + preset->name);
+  requireFile(nameOrPath);
+  return loadClusterFile(nameOrPath);
+}
+
+std::string clusterText(const std::string& nameOrPath) {
+  if (const Preset* preset = findPreset(nameOrPath)) return preset->yaml;
+  requireFile(nameOrPath);
+  std::ifstream in(nameOrPath);
+  if (!in) throw NotFoundError(fmt::format("{}: cannot read the cluster file", nameOrPath));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace paraxis::hw

@@ -18,4 +18,7 @@ const std::vector<Preset>& presets();
 // A preset name or a path to a .yaml file; throws NotFoundError listing the presets.
 Cluster loadCluster(const std::string& nameOrPath);
 
+// The YAML text behind loadCluster(nameOrPath): the preset's, or the file's.
+std::string clusterText(const std::string& nameOrPath);
+
 }  // namespace paraxis::hw

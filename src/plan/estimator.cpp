@@ -58,6 +58,7 @@ class GradientReduction {
   GradientReduction(const PlanInputs& in, const Grid& g, const CommSettings& c, Congestion k)
       : settings_(c),
         memoryBandwidth_(in.cluster->device.memoryBandwidth),
+        slower_(in.cluster->implementation.gradientAllreduce),
         contiguous_(g.pipeline * g.channel * g.filter == 1),
         first_(*in.cluster,
                contiguous_ ? Placement{static_cast<std::int64_t>(g.data) * g.spatial(), 1} : Placement{g.spatial(), 1}, k),
@@ -78,12 +79,13 @@ class GradientReduction {
       const cost::PlacedAllreduce& last = contiguous_ ? first_ : second_;
       seconds += last(chunks * 4).seconds + 3 * bytes / memoryBandwidth_;
     }
-    return seconds;
+    return seconds * slower_;
   }
 
  private:
   CommSettings settings_;
   double memoryBandwidth_;
+  double slower_;
   bool contiguous_;
   cost::PlacedAllreduce first_, second_;
 };
@@ -154,6 +156,7 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
   double activations = 0;
   cost::LogMemo logs;
   const cost::DeviceRates rates(cl.device, peak);
+  const hw::Implementation& impl = cl.implementation;
   for (int i = 0; i < m.size(); ++i) {
     const graph::Layer& layer = m.layer(i);
     const cost::LayerProfile& profile = profiles[i];
@@ -162,31 +165,39 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
     share.samples = samples;
     const double inElems = profile.inputElements;
     const cost::LayerTimes lt = cost::layerTimes(rates, profile, share, delta, logs);
-    fwd[i] = lt.forward;
-    bwdData[i] = lt.backwardData;
-    bwdWeight[i] = lt.backwardWeight;
+    double slower = 1;  // the implementation's factor for how this layer is split
+    if (sp.spatial) slower *= impl.spatialCompute;
+    if (sp.channelSplit) slower *= impl.filterCompute;
+    if (sp.channelParallel) slower *= impl.channelCompute;
+    fwd[i] = lt.forward * slower;
+    bwdData[i] = lt.backwardData * slower;
+    bwdWeight[i] = lt.backwardWeight * slower;
     double layerComm = 0;
     if (sp.spatial) {
       const graph::TensorShape& x = layer.inputs.empty() ? layer.output : m.layer(layer.inputs.front()).output;
-      const double halo = haloSeconds(in, g, layer, x, samples, k, &maxHaloBytes);
+      const double halo = impl.halo * haloSeconds(in, g, layer, x, samples, k, &maxHaloBytes);
       t.halo += halo * micro;
       layerComm += halo;
     }
     const double inBytes = inElems * samples * delta;
     const double outBytes = profile.outputElements * samples * delta;
     double collectives = 0;
-    if (sp.gatherAtSplitPoint) collectives += cost::allgatherOn(cl, {g.spatial(), 1}, inBytes, k).seconds;
+    if (sp.gatherAtSplitPoint) {
+      collectives += impl.spatialGather * cost::allgatherOn(cl, {g.spatial(), 1}, inBytes, k).seconds;
+    }
     if (sp.gatherInput) {
       const Placement filters{g.filter, g.strideFilter()};
-      collectives += cost::allgatherOn(cl, filters, inBytes, k).seconds;
-      if (profile.weighted) collectives += cost::reduceScatterOn(cl, filters, inBytes, k).seconds;
+      double filterSeconds = cost::allgatherOn(cl, filters, inBytes, k).seconds;
+      if (profile.weighted) filterSeconds += cost::reduceScatterOn(cl, filters, inBytes, k).seconds;
+      collectives += impl.filterCollectives * filterSeconds;
     }
     if (sp.channelParallel) {
       const Placement channels{g.channel, g.strideChannel()};
-      collectives += cost::allreduceOn(cl, channels, outBytes, k).seconds;
-      collectives += cost::allgatherOn(cl, channels, inBytes, k).seconds;
+      double channelSeconds = cost::allreduceOn(cl, channels, outBytes, k).seconds;
+      channelSeconds += cost::allgatherOn(cl, channels, inBytes, k).seconds;
       // Slicing the input's channels and gathering the gradient's are layout copies.
-      collectives += 4 * inBytes / g.channel / cl.device.memoryBandwidth;
+      channelSeconds += 4 * inBytes / g.channel / cl.device.memoryBandwidth;
+      collectives += impl.channelCollectives * channelSeconds;
     }
     t.layerCollectives += collectives * micro;
     layerComm += collectives;

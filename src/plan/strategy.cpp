@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "core/error.hpp"
 #include "plan/estimate.hpp"
 
 namespace paraxis::plan {
@@ -21,6 +22,38 @@ std::string Grid::str() const {
   add("h", height);
   add("w", width);
   return parts.empty() ? "1" : fmt::format("{}", fmt::join(parts, "x"));
+}
+
+Grid parseGrid(const std::string& text) {
+  Grid g;
+  const std::pair<const char*, int*> axes[] = {{"data", &g.data},    {"pipeline", &g.pipeline}, {"channel", &g.channel},
+                                               {"filter", &g.filter}, {"d", &g.depth},           {"h", &g.height},
+                                               {"w", &g.width}};
+  if (text == "1") return g;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('x', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    const std::size_t eq = part.find('=');
+    int* axis = nullptr;
+    for (const auto& [name, field] : axes) {
+      if (eq != std::string::npos && part.substr(0, eq) == name) axis = field;
+    }
+    int value = 0;
+    std::size_t used = 0;
+    try {
+      if (axis != nullptr) value = std::stoi(part.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      value = 0;
+    }
+    if (axis == nullptr || value < 1 || used != part.size() - eq - 1) {
+      throw ConfigError(fmt::format("grid '{}': cannot read '{}' (expected axis=count joined by 'x', axes data, "
+                                    "pipeline, channel, filter, d, h, w; e.g. data=8xh=4)", text, part));
+    }
+    *axis = value;
+    start = end + 1;
+  }
+  return g;
 }
 
 std::string scheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }

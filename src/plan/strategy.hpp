@@ -35,6 +35,10 @@ struct Grid {
   std::string str() const;  // "data=16 x filter=4"
 };
 
+// The inverse of Grid::str(): "data=8xh=4" (axes data, pipeline, channel, filter, d, h, w;
+// absent axes are 1). Throws ConfigError naming the part it cannot read.
+Grid parseGrid(const std::string& text);
+
 enum class PipelineSchedule { kGPipe, kOneFOneB };
 using cost::Grouping;  // shared with the runtime's engine
 enum class Negotiation { kNone, kCentralized, kDecentralized };

@@ -59,9 +59,12 @@ TEST(Compute, PreparedProfileEqualsReference) {
           share.inputChannels = fraction(rng);
           share.outputChannels = fraction(rng);
         }
-        const double inElems = static_cast<double>(
-            (layer.inputs.empty() ? layer : m.layer(layer.inputs.front())).counts.activationBytes / m.bytesPerElement());
-        const LayerTimes want = layerTimes(cluster.device, peak, layerWork(layer, inElems, share, m.bytesPerElement()));
+        const graph::Layer& input = layer.inputs.empty() ? layer : m.layer(layer.inputs.front());
+        const double inElems = static_cast<double>(input.counts.activationBytes / m.bytesPerElement());
+        const LayerTimes want =
+            layerTimes(cluster.device, peak,
+                       layerWork(layer, inElems, share, m.bytesPerElement(), cluster.device.channelTile,
+                                 static_cast<double>(input.output.channels)));
         const LayerTimes got = layerTimes(rates, profiles[i], share, m.bytesPerElement(), logs);
         EXPECT_NEAR(got.forward, want.forward, 1e-12 * want.forward) << name << " " << layer.name;
         EXPECT_NEAR(got.backwardData, want.backwardData, 1e-12 * want.backwardData) << name << " " << layer.name;

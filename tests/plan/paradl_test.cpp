@@ -10,6 +10,7 @@
 
 #include "graph/zoo/zoo.hpp"
 #include "hw/presets.hpp"
+#include "plan/calibration.hpp"
 #include "plan/paradl.hpp"
 #include "plan/planner.hpp"
 
@@ -115,53 +116,103 @@ std::vector<Row> readTable() {
   return rows;
 }
 
-// How the report's runs were shaped: ds and df hybrids inside a node with 256 and 64 samples
-// per node; filter and channel strong-scaled (the batch is not given; 32 assumed).
-// The runs' software, ChainerMN 7, reduces every gradient after backward (its multi-node
-// optimizer; no overlap, no priority order).
-Strategy measuredShape(const PlanInputs& in, const Row& row) {
-  PlanRequest r;
-  Strategy s = row.strategy == "ds"   ? makeStrategy(in, "data+spatial", row.gpus, 64LL * row.gpus, r)
-               : row.strategy == "df" ? makeStrategy(in, "data+filter", row.gpus, 16LL * row.gpus, r)
-                                      : makeStrategy(in, row.strategy, row.gpus, 32, r);
-  s.comm.overlap = false;
-  s.comm.priority = false;
-  return s;
+// The measured runs shaped as they ran (tests/data/paradl_abci_resnet50_runs.csv: the grids,
+// batches and no overlap of ChainerMN), in the table's order.
+std::vector<MeasuredRun> readRuns() {
+  return readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
+}
+
+// The measured ranking, filter ahead of channel included, at every GPU count.
+void expectMeasuredRanking(const std::vector<Row>& table, const std::vector<RunComparison>& predicted,
+                           const char* model) {
+  std::map<int, std::vector<std::pair<double, const Row*>>> byGpus;
+  for (std::size_t i = 0; i < table.size(); ++i) byGpus[table[i].gpus].push_back({predicted[i].total, &table[i]});
+  for (auto& [gpus, rows] : byGpus) {
+    std::sort(rows.begin(), rows.end());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].second->measuredRank, static_cast<int>(i) + 1)
+          << model << ": " << rows[i].second->strategy << " at " << gpus << " GPUs";
+    }
+  }
 }
 
 TEST_F(Abci, DefaultModelAgainstTheMeasuredComparison) {
-  const std::vector<Row> rows = readTable();
-  ASSERT_EQ(rows.size(), 12U);
-  std::map<int, std::vector<std::pair<double, const Row*>>> byGpus;
-  double paradlError = 0;
-  double ourError = 0;
-  std::printf("%-8s %5s %10s %10s %10s %9s %9s\n", "strategy", "GPUs", "measured", "ParaDL", "paraxis", "ParaDL err",
-              "paraxis err");
-  for (const Row& row : rows) {
-    const Estimate e = estimate(in, measuredShape(in, row), false);
-    ASSERT_TRUE(e.feasible) << e.infeasibleReason;
-    const double epoch = e.epochSeconds;
-    const double ours = std::fabs(epoch - row.measured) / row.measured;
+  const std::vector<Row> table = readTable();
+  const std::vector<MeasuredRun> runs = readRuns();
+  ASSERT_EQ(table.size(), 12U);
+  ASSERT_EQ(runs.size(), table.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_EQ(runs[i].label, table[i].strategy);
+    ASSERT_EQ(runs[i].strategy.grid.total(), table[i].gpus);
+    ASSERT_EQ(runs[i].total, table[i].measured);
+  }
+  // The hardware model alone (implementation factors 1).
+  const std::vector<RunComparison> hardware = compareRuns(in, runs);
+
+  // The implementation factors of ChainerMN/ChainerMNX, fitted on the 32- and 64-GPU runs
+  // only; the 128- and 256-GPU runs are held out.
+  std::vector<MeasuredRun> fitting, heldOut;
+  for (const MeasuredRun& run : runs) (run.strategy.grid.total() <= 64 ? fitting : heldOut).push_back(run);
+  const ImplementationFit fit = fitImplementation(in, fitting);
+  hw::Cluster fitted = cluster;
+  fitted.implementation = fit.implementation;
+  PlanInputs withFit = in;
+  withFit.cluster = &fitted;
+  withFit.serialSeconds.clear();
+  const std::vector<RunComparison> calibrated = compareRuns(withFit, runs);
+
+  const hw::Implementation& f = fit.implementation;
+  std::printf("implementation factors fitted on the %zu runs at 32 and 64 GPUs: spatial_compute %.3g, filter_compute %.3g, "
+              "channel_compute %.3g, halo %.3g, spatial_gather %.3g, filter_collectives %.3g, channel_collectives %.3g, "
+              "gradient_allreduce %.3g\n",
+              fitting.size(), f.spatialCompute, f.filterCompute, f.channelCompute, f.halo, f.spatialGather,
+              f.filterCollectives, f.channelCollectives, f.gradientAllreduce);
+  std::printf("%-8s %5s %10s %10s %10s %10s %10s %10s %10s\n", "strategy", "GPUs", "measured", "ParaDL", "hardware",
+              "fitted", "ParaDL err", "hw err", "fitted err");
+  double paradlError = 0, heldOutError = 0;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const Row& row = table[i];
     const double theirs = std::fabs(row.paradl - row.measured) / row.measured;
-    ourError += ours;
     paradlError += theirs;
-    std::printf("%-8s %5d %10.0f %10.0f %10.0f %8.0f%% %8.0f%%\n", row.strategy.c_str(), row.gpus, row.measured,
-                row.paradl, epoch, theirs * 100, ours * 100);
-    byGpus[row.gpus].push_back({epoch, &row});
+    if (row.gpus > 64) heldOutError += calibrated[i].error;
+    std::printf("%-8s %5d %10.0f %10.0f %10.0f %10.0f %9.0f%% %9.0f%% %9.0f%%%s\n", row.strategy.c_str(), row.gpus,
+                row.measured, row.paradl, hardware[i].total, calibrated[i].total, theirs * 100, hardware[i].error * 100,
+                calibrated[i].error * 100, row.gpus > 64 ? "  (held out)" : "");
   }
-  ourError /= static_cast<double>(rows.size());
-  paradlError /= static_cast<double>(rows.size());
-  std::printf("mean absolute error: ParaDL %.0f%%, paraxis %.0f%%\n", paradlError * 100, ourError * 100);
-  // The measured ranking, filter ahead of channel included, holds at every GPU count.
-  for (auto& [gpus, predicted] : byGpus) {
-    std::sort(predicted.begin(), predicted.end());
-    for (std::size_t i = 0; i < predicted.size(); ++i) {
-      EXPECT_EQ(predicted[i].second->measuredRank, static_cast<int>(i) + 1)
-          << predicted[i].second->strategy << " at " << gpus << " GPUs";
-    }
+  paradlError /= static_cast<double>(table.size());
+  heldOutError /= static_cast<double>(heldOut.size());
+  const double mae = meanAbsoluteError(calibrated);
+  std::printf("mean absolute error: ParaDL %.1f%%, paraxis hardware model %.1f%%, paraxis with the fitted "
+              "implementation %.1f%% (held-out runs alone %.1f%%)\n",
+              paradlError * 100, meanAbsoluteError(hardware) * 100, mae * 100, heldOutError * 100);
+
+  expectMeasuredRanking(table, calibrated, "fitted");
+  EXPECT_LE(mae, 0.20);           // issue #3's target (ParaDL's own: 27 % on these rows)
+  EXPECT_LE(heldOutError, 0.20);  // and on runs the fit never saw
+  EXPECT_LT(meanAbsoluteError(hardware), 0.45);  // regression guard on the hardware model alone
+}
+
+TEST_F(Abci, LeaveOneOutPredictsEachMeasuredRun) {
+  // Each run predicted by factors fitted on the other eleven.
+  const std::vector<Row> table = readTable();
+  const std::vector<MeasuredRun> runs = readRuns();
+  double error = 0;
+  for (std::size_t out = 0; out < runs.size(); ++out) {
+    std::vector<MeasuredRun> others = runs;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(out));
+    hw::Cluster fitted = cluster;
+    fitted.implementation = fitImplementation(in, others).implementation;
+    PlanInputs withFit = in;
+    withFit.cluster = &fitted;
+    withFit.serialSeconds.clear();
+    const RunComparison row = compareRuns(withFit, {runs[out]}).front();
+    std::printf("%-8s %5d measured %8.0f predicted %8.0f error %4.0f%%\n", table[out].strategy.c_str(), table[out].gpus,
+                runs[out].total, row.total, row.error * 100);
+    error += row.error;
   }
-  // Regression guard at today's accuracy; the target of issue #3 is 20 %.
-  EXPECT_LT(ourError, 0.45);
+  error /= static_cast<double>(runs.size());
+  std::printf("leave-one-out mean absolute error %.1f%%\n", error * 100);
+  EXPECT_LE(error, 0.30);
 }
 
 }  // namespace

@@ -1,0 +1,281 @@
+#include "plan/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "plan/estimator.hpp"
+#include "plan/planner.hpp"
+
+namespace paraxis::plan {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+std::vector<std::string> splitCsv(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream fields(line);
+  std::string cell;
+  while (std::getline(fields, cell, ',')) cells.push_back(trim(cell));
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+// Seconds per epoch and per kind of time, as the estimator predicts them.
+struct Predicted {
+  double compute = 0, communication = 0, total = 0;
+};
+
+Predicted predict(const PlanInputs& in, const MeasuredRun& run, Estimate* out) {
+  Estimate e = estimate(in, run.strategy, false);
+  if (!e.feasible) {
+    throw ConfigError(fmt::format("measured run '{}' (line {}): {}", run.label, run.line, e.infeasibleReason));
+  }
+  Predicted p;
+  p.total = e.epochSeconds;
+  p.compute = e.time.compute() * e.iterationsPerEpoch;
+  p.communication = p.total - p.compute;
+  if (out != nullptr) *out = std::move(e);
+  return p;
+}
+
+// The factors, as pointers into an Implementation, with their YAML keys.
+struct Factor {
+  const char* key;
+  double hw::Implementation::*field;
+};
+
+constexpr Factor kFactors[] = {
+    {"spatial_compute", &hw::Implementation::spatialCompute},
+    {"filter_compute", &hw::Implementation::filterCompute},
+    {"channel_compute", &hw::Implementation::channelCompute},
+    {"halo", &hw::Implementation::halo},
+    {"spatial_gather", &hw::Implementation::spatialGather},
+    {"filter_collectives", &hw::Implementation::filterCollectives},
+    {"channel_collectives", &hw::Implementation::channelCollectives},
+    {"gradient_allreduce", &hw::Implementation::gradientAllreduce},
+};
+
+bool exercises(const Grid& g, const Factor& f) {
+  const double hw::Implementation::*field = f.field;
+  if (field == &hw::Implementation::spatialCompute || field == &hw::Implementation::halo ||
+      field == &hw::Implementation::spatialGather) {
+    return g.spatial() > 1;
+  }
+  if (field == &hw::Implementation::filterCompute || field == &hw::Implementation::filterCollectives) return g.filter > 1;
+  if (field == &hw::Implementation::channelCompute || field == &hw::Implementation::channelCollectives) {
+    return g.channel > 1;
+  }
+  return static_cast<std::int64_t>(g.data) * g.spatial() > 1;
+}
+
+double squaredLogError(double predicted, double measured) {
+  const double r = std::log(std::max(predicted, 1e-12) / measured);
+  return r * r;
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw NotFoundError(fmt::format("{}: cannot read the measured runs", path));
+  const std::vector<std::string> known{"label", "strategy", "grid", "global_batch", "overlap",
+                                       "compute", "communication", "total"};
+  std::map<std::string, std::size_t> column;
+  std::vector<MeasuredRun> runs;
+  std::string line;
+  int number = 0;
+  while (std::getline(file, line)) {
+    ++number;
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    const std::vector<std::string> cells = splitCsv(line);
+    if (column.empty()) {
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (std::find(known.begin(), known.end(), cells[i]) == known.end()) {
+          throw ConfigError(fmt::format("{}:{}: unknown column '{}' (expected some of: {})", path, number, cells[i],
+                                        fmt::join(known, ", ")));
+        }
+        column[cells[i]] = i;
+      }
+      for (const char* required : {"strategy", "grid", "global_batch", "total"}) {
+        if (!column.contains(required)) {
+          throw ConfigError(fmt::format("{}:{}: the header lacks the column '{}'", path, number, required));
+        }
+      }
+      continue;
+    }
+    if (cells.size() != column.size()) {
+      throw ConfigError(fmt::format("{}:{}: {} cells; the header has {}", path, number, cells.size(), column.size()));
+    }
+    auto cell = [&](const char* name) { return column.contains(name) ? cells[column.at(name)] : std::string(); };
+    auto fail = [&](const char* name, const std::string& what) {
+      throw ConfigError(fmt::format("{}:{}: column '{}': {}", path, number, name, what));
+    };
+    auto seconds = [&](const char* name, bool required) {
+      const std::string text = cell(name);
+      if (text.empty()) {
+        if (required) fail(name, "expected seconds per epoch");
+        return 0.0;
+      }
+      std::size_t used = 0;
+      double value = 0;
+      try {
+        value = std::stod(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != text.size() || !(value > 0)) fail(name, fmt::format("expected seconds per epoch > 0, found '{}'", text));
+      return value;
+    };
+    MeasuredRun run;
+    run.line = number;
+    run.strategy.name = cell("strategy");
+    const auto& names = strategyNames();
+    if (std::find(names.begin(), names.end(), run.strategy.name) == names.end()) {
+      fail("strategy", fmt::format("unknown strategy '{}' (expected one of: {})", run.strategy.name, fmt::join(names, ", ")));
+    }
+    run.label = cell("label").empty() ? run.strategy.name : cell("label");
+    try {
+      run.strategy.grid = parseGrid(cell("grid"));
+    } catch (const ConfigError& e) {
+      fail("grid", e.what());
+    }
+    try {
+      std::size_t used = 0;
+      run.strategy.globalBatch = std::stoll(cell("global_batch"), &used);
+      if (used != cell("global_batch").size() || run.strategy.globalBatch < 1) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      fail("global_batch", fmt::format("expected a positive integer, found '{}'", cell("global_batch")));
+    }
+    const std::string overlap = cell("overlap");
+    if (overlap == "no") {
+      run.strategy.comm.overlap = false;
+      run.strategy.comm.priority = false;
+    } else if (!overlap.empty() && overlap != "yes") {
+      fail("overlap", fmt::format("expected yes or no, found '{}'", overlap));
+    }
+    run.compute = seconds("compute", false);
+    run.communication = seconds("communication", false);
+    run.total = seconds("total", true);
+    runs.push_back(std::move(run));
+  }
+  if (runs.empty()) throw ConfigError(fmt::format("{}: no measured runs", path));
+  return runs;
+}
+
+std::vector<RunComparison> compareRuns(const PlanInputs& in, const std::vector<MeasuredRun>& runs) {
+  std::vector<RunComparison> rows;
+  for (const MeasuredRun& run : runs) {
+    RunComparison row;
+    row.run = &run;
+    const Predicted p = predict(in, run, &row.estimate);
+    row.compute = p.compute;
+    row.communication = p.communication;
+    row.total = p.total;
+    row.error = std::fabs(p.total - run.total) / run.total;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+double meanAbsoluteError(const std::vector<RunComparison>& rows) {
+  if (rows.empty()) return 0;
+  double sum = 0;
+  for (const RunComparison& row : rows) sum += row.error;
+  return sum / static_cast<double>(rows.size());
+}
+
+ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs) {
+  hw::Cluster cluster = *inputs.cluster;
+  cluster.implementation = hw::Implementation{};
+  PlanInputs in = inputs;
+  in.cluster = &cluster;
+  in.serialSeconds.clear();
+
+  ImplementationFit fit;
+  std::vector<const Factor*> free;
+  for (const Factor& f : kFactors) {
+    const bool used = std::any_of(runs.begin(), runs.end(), [&](const MeasuredRun& r) { return exercises(r.strategy.grid, f); });
+    if (used) {
+      free.push_back(&f);
+      fit.fitted.push_back(f.key);
+    }
+  }
+  fit.errorBefore = meanAbsoluteError(compareRuns(in, runs));
+
+  // The pull towards 1: small beside a run's misfit, enough to settle a factor no run pins.
+  constexpr double kPull = 1e-3;
+  auto objective = [&] {
+    double sum = 0;
+    for (const MeasuredRun& run : runs) {
+      const Predicted p = predict(in, run, nullptr);
+      if (run.compute > 0 && run.communication > 0) {
+        sum += squaredLogError(p.compute, run.compute) + squaredLogError(p.communication, run.communication);
+      }
+      sum += squaredLogError(p.total, run.total);
+    }
+    for (const Factor* f : free) {
+      const double x = std::log(cluster.implementation.*(f->field));
+      sum += kPull * x * x;
+    }
+    return sum;
+  };
+
+  // Coordinate descent over log(factor) in [-8, 8]: a coarse scan brackets each coordinate's
+  // minimum (the objective need not be convex in it), a golden-section search refines it.
+  constexpr double kLimit = 8;
+  constexpr double kStep = 0.25;
+  double best = objective();
+  for (int sweep = 0; sweep < 40; ++sweep) {
+    const double before = best;
+    for (const Factor* f : free) {
+      double& factor = cluster.implementation.*(f->field);
+      auto at = [&](double x) {
+        factor = std::exp(x);
+        return objective();
+      };
+      double bestX = std::log(factor);
+      best = at(bestX);
+      for (double x = -kLimit; x <= kLimit + 1e-9; x += kStep) {
+        const double v = at(x);
+        if (v < best) {
+          best = v;
+          bestX = x;
+        }
+      }
+      const double phi = (std::sqrt(5.0) - 1) / 2;
+      double lo = bestX - kStep, hi = bestX + kStep;
+      double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
+      double fa = at(a), fb = at(b);
+      for (int i = 0; i < 40; ++i) {
+        if (fa < fb) {
+          hi = b, b = a, fb = fa, a = hi - phi * (hi - lo), fa = at(a);
+        } else {
+          lo = a, a = b, fa = fb, b = lo + phi * (hi - lo), fb = at(b);
+        }
+      }
+      const double refined = fa < fb ? a : b;
+      if (std::min(fa, fb) < best) {
+        best = std::min(fa, fb);
+        bestX = refined;
+      }
+      factor = std::exp(bestX);
+      best = objective();
+    }
+    if (before - best < 1e-10) break;
+  }
+  fit.implementation = cluster.implementation;
+  fit.errorAfter = meanAbsoluteError(compareRuns(in, runs));
+  return fit;
+}
+
+}  // namespace paraxis::plan

@@ -1,0 +1,51 @@
+#pragma once
+// Holding predictions against measured runs (validate) and fitting the implementation factors
+// of a cluster description to them (calibrate). The measured file's format is in
+// docs/measured-format.md.
+#include <string>
+#include <vector>
+
+#include "hw/cluster.hpp"
+#include "plan/estimate.hpp"
+#include "plan/inputs.hpp"
+
+namespace paraxis::plan {
+
+struct MeasuredRun {
+  std::string label;         // the file's name for the run (defaults to the strategy)
+  Strategy strategy;         // shaped as it ran: grid, global batch, overlap
+  double compute = 0;        // seconds per epoch; 0 = not given
+  double communication = 0;  // seconds per epoch; 0 = not given
+  double total = 0;          // seconds per epoch
+  int line = 0;              // in the file, for messages
+};
+
+// Throws ConfigError naming the file, line and column at fault.
+std::vector<MeasuredRun> readMeasuredRuns(const std::string& path);
+
+struct RunComparison {
+  const MeasuredRun* run = nullptr;
+  Estimate estimate;
+  double compute = 0;        // predicted seconds per epoch
+  double communication = 0;  // predicted, everything but compute (bubble included)
+  double total = 0;
+  double error = 0;          // |predicted - measured| / measured, on the total
+};
+
+// Throws ConfigError when a run is infeasible for the model and cluster (naming its line).
+std::vector<RunComparison> compareRuns(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
+double meanAbsoluteError(const std::vector<RunComparison>& rows);
+
+struct ImplementationFit {
+  hw::Implementation implementation;    // the fitted factors; those no run exercises stay 1
+  std::vector<std::string> fitted;      // the factors the runs exercise, by their YAML keys
+  double errorBefore = 0;               // mean absolute error on the fitting runs, factors at 1
+  double errorAfter = 0;                // and with the fitted factors
+};
+
+// Least squares on the logarithms of predicted over measured compute and communication (the
+// total where the file gives only that), with a weak pull of every factor towards 1 so that
+// one the runs cannot tell apart from another stays near 1 instead of drifting.
+ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
+
+}  // namespace paraxis::plan
