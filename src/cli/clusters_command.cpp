@@ -19,6 +19,7 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   using nlohmann::json;
   json curve = json::array();
   for (const auto& p : c.device.efficiency) curve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  const hw::Implementation& im = c.implementation;
   json levels = json::array();
   for (const auto& l : c.levels) {
     levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
@@ -32,11 +33,22 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"peak_flops", c.device.peakFlops},
             {"memory_bytes", c.device.memoryBytes},
             {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
-            {"efficiency", curve}}},
+            {"efficiency", curve},
+            {"channel_tile", c.device.channelTile}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
           {"total_devices", c.totalDevices()},
-          {"network", levels}};
+          {"network", levels},
+          {"implementation",
+           {{"source", im.source},
+            {"spatial_compute", im.spatialCompute},
+            {"filter_compute", im.filterCompute},
+            {"channel_compute", im.channelCompute},
+            {"halo", im.halo},
+            {"spatial_gather", im.spatialGather},
+            {"filter_collectives", im.filterCollectives},
+            {"channel_collectives", im.channelCollectives},
+            {"gradient_allreduce", im.gradientAllreduce}}}};
 }
 
 void printCluster(const hw::Cluster& c, std::ostream& out) {
@@ -53,6 +65,9 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
     for (const auto& p : c.device.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
     out << "\n";
   }
+  if (c.device.channelTile > 1) {
+    out << fmt::format("  channel tile {:g}: a split leaving fewer channels still runs a whole tile\n", c.device.channelTile);
+  }
   out << "\nnetwork levels, innermost first:\n";
   Table table;
   table.addColumn("level");
@@ -67,6 +82,16 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
                   fmt::format("{:g}:1", l.oversubscription)});
   }
   table.print(out);
+  const hw::Implementation& im = c.implementation;
+  if (!im.isIdentity()) {
+    out << fmt::format("\nimplementation factors (predicted time of that kind x factor){}:\n",
+                       im.source.empty() ? "" : "; " + im.source);
+    out << fmt::format("  spatial_compute {:.3g}  filter_compute {:.3g}  channel_compute {:.3g}  halo {:.3g}\n"
+                       "  spatial_gather {:.3g}  filter_collectives {:.3g}  channel_collectives {:.3g}  "
+                       "gradient_allreduce {:.3g}\n",
+                       im.spatialCompute, im.filterCompute, im.channelCompute, im.halo, im.spatialGather,
+                       im.filterCollectives, im.channelCollectives, im.gradientAllreduce);
+  }
 }
 
 void listClusters(Context& context) {

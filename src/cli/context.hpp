@@ -28,5 +28,7 @@ void addConfigCommand(CLI::App& app, Context& context);
 void addBenchCommand(CLI::App& app, Context& context);
 void addPlanCommand(CLI::App& app, Context& context);
 void addTrainCommand(CLI::App& app, Context& context);
+void addValidateCommand(CLI::App& app, Context& context);
+void addCalibrateCommand(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

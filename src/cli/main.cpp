@@ -25,6 +25,8 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   cli::addPlanCommand(app, context);
   cli::addTrainCommand(app, context);
+  cli::addValidateCommand(app, context);
+  cli::addCalibrateCommand(app, context);
   cli::addModelsCommand(app, context);
   cli::addClustersCommand(app, context);
   cli::addConfigCommand(app, context);

@@ -92,6 +92,18 @@ strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
 "$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null
 expect_error "has model-parallel axes; train runs the data axis only so far" train --model small-cnn --plan "$strategy"
 rm -f "$strategy"
+runs="$data/paradl_abci_resnet50_runs.csv"
+expect_ok "mean absolute error on the totals: [0-9.]+%" validate --measured "$runs"
+expect_error "nope.csv: cannot read the measured runs" validate --measured nope.csv
+expect_error "bad_runs.csv:2: column 'grid': grid 'data=8xq=4'" validate --measured "$data/bad_runs.csv"
+expect_error "measured run 'big' \(line 3\): data=8192 needs 8192 devices" validate --measured "$data/too_big_runs.csv"
+expect_error "--measured is required" calibrate
+expect_error "--fit-gpus 8: no run in" calibrate --measured "$runs" --fit-gpus 8
+calibrated=$(mktemp /tmp/paraxis-calibrated.XXXXXX.yaml)
+expect_ok "held-out runs: [0-9.]+%" calibrate --measured "$runs" --fit-gpus 32,64 --out "$calibrated"
+expect_ok "implementation factors .*paraxis calibrate" clusters show "$calibrated"
+expect_ok "implementation factors: paraxis calibrate" validate --measured "$runs" --cluster "$calibrated"
+rm -f "$calibrated"
 expect_ok "25,557,032" models show resnet50
 expect_ok "total" models show "$data/residual.yaml"
 expect_ok "inception-v3 .* 27,161,264" models

@@ -1,0 +1,185 @@
+// paraxis validate: hold the oracle's predictions against measured runs.
+// paraxis calibrate: fit the cluster's implementation factors to measured runs and write the
+// calibrated cluster file (plan/calibration.hpp; formats in docs/measured-format.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+
+#include "cli/context.hpp"
+#include "cli/model_source.hpp"
+#include "core/error.hpp"
+#include "core/table.hpp"
+#include "hw/cluster_yaml.hpp"
+#include "hw/presets.hpp"
+#include "plan/calibration.hpp"
+#include "plan/planner.hpp"
+#include "plan/statistical.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+struct Options : ModelSource {
+  Options() { model = "resnet50"; }
+  std::string measured;
+  std::string cluster = "abci";
+  double datasetSize = 0;
+  std::string dtype = "fp32";
+  std::string fitGpus;  // calibrate: the runs at these GPU counts are fitted, the rest held out
+  std::string out;      // calibrate: the calibrated cluster file
+};
+
+plan::PlanInputs inputsFor(const Options& o, const graph::Model& model, const hw::Cluster& cluster) {
+  plan::PlanInputs in;
+  in.model = &model;
+  in.cluster = &cluster;
+  in.dtype = o.dtype;
+  cluster.device.peak(o.dtype);  // fails with the dtypes the device has
+  const plan::Recipe recipe = plan::defaultRecipe(model.name());
+  in.statistics = recipe.statistics;
+  in.datasetSamples = o.datasetSize > 0 ? o.datasetSize : recipe.samples;
+  return in;
+}
+
+std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}", s) : "-"; }
+
+void printComparison(const std::vector<plan::RunComparison>& rows, const std::vector<bool>& heldOut, std::ostream& out) {
+  Table t;
+  t.addColumn("run");
+  t.addColumn("line", Table::Align::kRight);
+  t.addColumn("strategy");
+  t.addColumn("grid");
+  t.addColumn("GPUs", Table::Align::kRight);
+  t.addColumn("batch", Table::Align::kRight);
+  for (const char* h : {"measured comp", "comm", "total", "predicted comp", "comm", "total", "error"}) {
+    t.addColumn(h, Table::Align::kRight);
+  }
+  if (!heldOut.empty()) t.addColumn("");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const plan::RunComparison& r = rows[i];
+    const plan::Strategy& s = r.run->strategy;
+    std::vector<std::string> cells{r.run->label, std::to_string(r.run->line), s.name, s.grid.str(),
+                                   std::to_string(s.grid.total()), std::to_string(s.globalBatch),
+                                   seconds(r.run->compute), seconds(r.run->communication), seconds(r.run->total),
+                                   seconds(r.compute), seconds(r.communication), seconds(r.total),
+                                   fmt::format("{:.1f}%", r.error * 100)};
+    if (!heldOut.empty()) cells.push_back(heldOut[i] ? "held out" : "fitted");
+    t.addRow(std::move(cells));
+  }
+  t.print(out);
+}
+
+void runValidate(const Options& o, Context& context) {
+  const graph::Model model = loadModel(o);
+  const hw::Cluster cluster = hw::loadCluster(o.cluster);
+  const plan::PlanInputs in = inputsFor(o, model, cluster);
+  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
+  const std::vector<plan::RunComparison> rows = plan::compareRuns(in, runs);
+  std::ostream& out = context.out;
+  out << fmt::format("{} on {} against {} ({} runs); seconds per epoch of {:.0f} samples\n", model.name(), cluster.name,
+                     o.measured, runs.size(), in.datasetSamples);
+  if (!cluster.implementation.isIdentity()) {
+    out << fmt::format("implementation factors: {}\n",
+                       cluster.implementation.source.empty() ? "(no source given)" : cluster.implementation.source);
+  }
+  out << '\n';
+  printComparison(rows, {}, out);
+  out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", plan::meanAbsoluteError(rows) * 100);
+}
+
+void runCalibrate(const Options& o, Context& context) {
+  const graph::Model model = loadModel(o);
+  const hw::Cluster cluster = hw::loadCluster(o.cluster);
+  const std::string text = hw::clusterText(o.cluster);
+  const plan::PlanInputs in = inputsFor(o, model, cluster);
+  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
+  std::vector<int> fitGpus;
+  if (!o.fitGpus.empty()) fitGpus = plan::parseGpuList(o.fitGpus);
+  std::vector<plan::MeasuredRun> fitting;
+  std::vector<bool> heldOut;
+  for (const plan::MeasuredRun& run : runs) {
+    const bool fit = fitGpus.empty() || std::find(fitGpus.begin(), fitGpus.end(), run.strategy.grid.total()) != fitGpus.end();
+    if (fit) fitting.push_back(run);
+    heldOut.push_back(!fit);
+  }
+  if (fitting.empty()) {
+    throw ConfigError(fmt::format("--fit-gpus {}: no run in {} has those GPU counts", o.fitGpus, o.measured));
+  }
+  std::ostream& out = context.out;
+  out << fmt::format("fitting the implementation factors of {} to {} of the {} runs in {} ...\n", cluster.name,
+                     fitting.size(), runs.size(), o.measured);
+  out.flush();
+  const plan::ImplementationFit fit = plan::fitImplementation(in, fitting);
+
+  hw::Implementation im = fit.implementation;
+  im.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", model.name(), cluster.name,
+                          fitting.size(), o.measured);
+  hw::Cluster calibrated = cluster;
+  calibrated.implementation = im;
+  plan::PlanInputs withFit = inputsFor(o, model, calibrated);
+  const std::vector<plan::RunComparison> rows = plan::compareRuns(withFit, runs);
+  out << '\n';
+  printComparison(rows, heldOut, out);
+
+  Table factors;
+  factors.addColumn("factor");
+  factors.addColumn("value", Table::Align::kRight);
+  const std::pair<const char*, double> values[] = {
+      {"spatial_compute", im.spatialCompute}, {"filter_compute", im.filterCompute},
+      {"channel_compute", im.channelCompute}, {"halo", im.halo},
+      {"spatial_gather", im.spatialGather},   {"filter_collectives", im.filterCollectives},
+      {"channel_collectives", im.channelCollectives}, {"gradient_allreduce", im.gradientAllreduce}};
+  for (const auto& [key, value] : values) {
+    const bool fitted = std::find(fit.fitted.begin(), fit.fitted.end(), key) != fit.fitted.end();
+    factors.addRow({key, fitted ? fmt::format("{:.3g}", value) : "1 (no run exercises it)"});
+  }
+  out << "\nimplementation factors (predicted time of that kind x factor):\n";
+  factors.print(out);
+  std::vector<plan::RunComparison> held;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (heldOut[i]) held.push_back(rows[i]);
+  }
+  out << fmt::format("\nmean absolute error on the fitted runs: {:.1f}% with the factors at 1, {:.1f}% fitted\n",
+                     fit.errorBefore * 100, fit.errorAfter * 100);
+  if (!held.empty()) {
+    out << fmt::format("mean absolute error on the {} held-out runs: {:.1f}%\n", held.size(),
+                       plan::meanAbsoluteError(held) * 100);
+  }
+  if (!o.out.empty()) {
+    const std::string yaml = hw::withImplementation(text, im);
+    hw::loadClusterText(yaml, o.out);  // what is written must load
+    std::ofstream file(o.out);
+    if (!(file << yaml)) throw ConfigError(fmt::format("{}: cannot write the calibrated cluster", o.out));
+    out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
+  }
+}
+
+void addCommon(CLI::App* c, Options* o) {
+  c->add_option("--measured", o->measured, "CSV of measured runs (docs/measured-format.md)")->required();
+  c->add_option("--model", o->model, "zoo name or model .yaml file (default resnet50)");
+  c->add_option("--input", o->input, "spatial input extents (zoo models)");
+  c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
+  c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
+  c->add_option("--dtype", o->dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
+}
+
+}  // namespace
+
+void addValidateCommand(CLI::App& app, Context& context) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("validate", "Hold the oracle's predictions against measured runs (no MPI, no torch)");
+  addCommon(c, o.get());
+  c->callback([o, &context] { runValidate(*o, context); });
+}
+
+void addCalibrateCommand(CLI::App& app, Context& context) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = app.add_subcommand("calibrate", "Fit a cluster's implementation factors to measured runs");
+  addCommon(c, o.get());
+  c->add_option("--fit-gpus", o->fitGpus, "fit only the runs at these GPU counts (e.g. 32,64); the rest are held out");
+  c->add_option("--out", o->out, "write the calibrated cluster file here");
+  c->callback([o, &context] { runCalibrate(*o, context); });
+}
+
+}  // namespace paraxis::cli
