@@ -124,17 +124,12 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double peak = rates.peak;
   const double channelShare = p.weighted ? s.inputChannels * s.outputChannels : s.outputChannels;
   const double flopShare = s.samples * s.spatial * channelShare;
-  // A split that leaves part of a tile of channels runs the whole tile.
-  double tileWaste = 1;
-  if (p.weighted && rates.device->channelTile > 1 && channelShare < 1) {
-    const double tile = rates.device->channelTile;
-    // Relative to the whole layer, which the efficiency curve already describes.
-    auto waste = [tile](double channels) { return std::max(channels, tile) / channels; };
-    const std::pair<double, double> dims[] = {{p.inputChannels, s.inputChannels}, {p.outputChannels, s.outputChannels}};
-    for (const auto& [whole, share] : dims) {
-      if (share < 1 && whole > 0) tileWaste *= waste(whole * share) / waste(whole);
-    }
-  }
+  // Waste only where a local channel count falls below the tile (then the whole's may too).
+  const double tile = rates.device->channelTile;
+  const double tileWaste =
+      p.weighted && channelShare < 1 && (p.inputChannels * s.inputChannels < tile || p.outputChannels * s.outputChannels < tile)
+          ? channelTileWaste(tile, p.inputChannels, p.outputChannels, s.inputChannels, s.outputChannels)
+          : 1;
   const double delta = bytesPerElement;
   const double bytes = p.inputElements * s.samples * s.inputSpatial * s.inputChannels * delta +
                        p.outputElements * s.samples * s.spatial * s.outputChannels * delta +
