@@ -26,8 +26,13 @@ std::string duration(double seconds) {
 
 void printPlanTable(const graph::Model& model, const hw::Cluster& cluster, const plan::PlanInputs& in,
                     const std::vector<plan::Estimate>& estimates, std::ostream& out) {
-  out << fmt::format("{} on {} ({}), {} samples per epoch; times per iteration in ms\n\n", model.name(), cluster.name,
+  out << fmt::format("{} on {} ({}), {} samples per epoch; times per iteration in ms\n", model.name(), cluster.name,
                      cluster.device.name, units::formatCount(in.datasetSamples));
+  if (!cluster.implementation.isIdentity()) {
+    out << fmt::format("with the cluster's implementation factors ({})\n",
+                       cluster.implementation.source.empty() ? "no source given" : cluster.implementation.source);
+  }
+  out << '\n';
   Table t;
   t.addColumn("#", Table::Align::kRight);
   t.addColumn("strategy");
