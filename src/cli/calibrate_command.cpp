@@ -9,13 +9,13 @@
 
 #include "cli/context.hpp"
 #include "cli/model_source.hpp"
+#include "cli/plan_inputs.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
 #include "plan/calibration.hpp"
 #include "plan/planner.hpp"
-#include "plan/statistical.hpp"
 
 namespace paraxis::cli {
 namespace {
@@ -31,15 +31,7 @@ struct Options : ModelSource {
 };
 
 plan::PlanInputs inputsFor(const Options& o, const graph::Model& model, const hw::Cluster& cluster) {
-  plan::PlanInputs in;
-  in.model = &model;
-  in.cluster = &cluster;
-  in.dtype = o.dtype;
-  cluster.device.peak(o.dtype);  // fails with the dtypes the device has
-  const plan::Recipe recipe = plan::defaultRecipe(model.name());
-  in.statistics = recipe.statistics;
-  in.datasetSamples = o.datasetSize > 0 ? o.datasetSize : recipe.samples;
-  return in;
+  return planInputs(model, cluster, o.dtype, o.datasetSize);
 }
 
 std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}", s) : "-"; }
@@ -125,14 +117,9 @@ void runCalibrate(const Options& o, Context& context) {
   Table factors;
   factors.addColumn("factor");
   factors.addColumn("value", Table::Align::kRight);
-  const std::pair<const char*, double> values[] = {
-      {"spatial_compute", im.spatialCompute}, {"filter_compute", im.filterCompute},
-      {"channel_compute", im.channelCompute}, {"halo", im.halo},
-      {"spatial_gather", im.spatialGather},   {"filter_collectives", im.filterCollectives},
-      {"channel_collectives", im.channelCollectives}, {"gradient_allreduce", im.gradientAllreduce}};
-  for (const auto& [key, value] : values) {
-    const bool fitted = std::find(fit.fitted.begin(), fit.fitted.end(), key) != fit.fitted.end();
-    factors.addRow({key, fitted ? fmt::format("{:.3g}", value) : "1 (no run exercises it)"});
+  for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
+    const bool fitted = std::find(fit.fitted.begin(), fit.fitted.end(), f.key) != fit.fitted.end();
+    factors.addRow({f.key, fitted ? fmt::format("{:.3g}", im.*f.field) : "1 (no run exercises it)"});
   }
   out << "\nimplementation factors (predicted time of that kind x factor):\n";
   factors.print(out);

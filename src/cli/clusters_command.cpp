@@ -19,7 +19,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   using nlohmann::json;
   json curve = json::array();
   for (const auto& p : c.device.efficiency) curve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
-  const hw::Implementation& im = c.implementation;
+  json implementation = {{"source", c.implementation.source}};
+  for (const hw::ImplementationFactor& f : hw::kImplementationFactors) implementation[f.key] = c.implementation.*f.field;
   json levels = json::array();
   for (const auto& l : c.levels) {
     levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
@@ -39,16 +40,7 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
           {"nodes", c.nodes},
           {"total_devices", c.totalDevices()},
           {"network", levels},
-          {"implementation",
-           {{"source", im.source},
-            {"spatial_compute", im.spatialCompute},
-            {"filter_compute", im.filterCompute},
-            {"channel_compute", im.channelCompute},
-            {"halo", im.halo},
-            {"spatial_gather", im.spatialGather},
-            {"filter_collectives", im.filterCollectives},
-            {"channel_collectives", im.channelCollectives},
-            {"gradient_allreduce", im.gradientAllreduce}}}};
+          {"implementation", implementation}};
 }
 
 void printCluster(const hw::Cluster& c, std::ostream& out) {
@@ -86,11 +78,9 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   if (!im.isIdentity()) {
     out << fmt::format("\nimplementation factors (predicted time of that kind x factor){}:\n",
                        im.source.empty() ? "" : "; " + im.source);
-    out << fmt::format("  spatial_compute {:.3g}  filter_compute {:.3g}  channel_compute {:.3g}  halo {:.3g}\n"
-                       "  spatial_gather {:.3g}  filter_collectives {:.3g}  channel_collectives {:.3g}  "
-                       "gradient_allreduce {:.3g}\n",
-                       im.spatialCompute, im.filterCompute, im.channelCompute, im.halo, im.spatialGather,
-                       im.filterCollectives, im.channelCollectives, im.gradientAllreduce);
+    for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
+      out << fmt::format("  {:<20} {:.3g}\n", f.key, im.*f.field);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
+#include "cli/plan_inputs.hpp"
 #include "cli/plan_report.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -109,17 +110,10 @@ plan::PlanRequest request(const Options& o) {
 }
 
 plan::PlanInputs inputs(const Options& o, const graph::Model& model, const hw::Cluster& cluster) {
-  plan::PlanInputs in;
-  in.model = &model;
-  in.cluster = &cluster;
-  in.dtype = o.dtype;
-  cluster.device.peak(o.dtype);  // fails with the dtypes the device has
+  plan::PlanInputs in = planInputs(model, cluster, o.dtype, o.datasetSize);
   in.congestion = pick<cost::Congestion>("--congestion", o.congestion,
                                          {{"optimistic", cost::Congestion::kOptimistic}, {"expected", cost::Congestion::kExpected},
                                           {"congested", cost::Congestion::kCongested}});
-  const plan::Recipe recipe = plan::defaultRecipe(model.name());
-  in.statistics = recipe.statistics;
-  in.datasetSamples = o.datasetSize > 0 ? o.datasetSize : recipe.samples;
   if (!o.epochsTable.empty()) in.statistics.table = plan::loadEpochsTable(o.epochsTable);
   if (!o.epochsAt.empty()) {
     const auto [batch, epochs] = plan::parseEpochsAt(o.epochsAt);

@@ -66,11 +66,15 @@ std::vector<YamlValue> YamlValue::items() const {
 }
 
 void YamlValue::requireKeys(std::initializer_list<const char*> allowed) const {
+  requireKeys(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+void YamlValue::requireKeys(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a mapping");
   for (const auto& entry : node_) {
     const std::string key = entry.first.as<std::string>();
     const bool known = std::any_of(allowed.begin(), allowed.end(),
-                                   [&](const char* a) { return key == a; });
+                                   [&](const std::string& a) { return key == a; });
     if (!known) {
       YamlValue(entry.first, file_, path_)
           .fail(fmt::format("unknown key '{}' (expected one of: {})", key, fmt::join(allowed, ", ")));

@@ -34,6 +34,7 @@ class YamlValue {
   std::vector<YamlValue> items() const;  // a sequence
   // Rejects keys outside `allowed`, naming the first unknown one and listing the allowed.
   void requireKeys(std::initializer_list<const char*> allowed) const;
+  void requireKeys(const std::vector<std::string>& allowed) const;
 
   std::string text() const;
   double number() const;

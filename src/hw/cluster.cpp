@@ -63,6 +63,13 @@ void Device::prepare() {
   }
 }
 
+bool Implementation::isIdentity() const {
+  for (const ImplementationFactor& f : kImplementationFactors) {
+    if (this->*f.field != 1) return false;
+  }
+  return true;
+}
+
 void Cluster::validate(const std::string& source) const {
   auto fail = [&](const std::string& key, const std::string& what) {
     throw ConfigError(fmt::format("{}: {}: {}", source, key, what));
@@ -84,14 +91,9 @@ void Cluster::validate(const std::string& source) const {
       fail(fmt::format("device.efficiency[{}]", i), "expected flops to increase along the curve");
     }
   }
-  const Implementation& im = implementation;
-  const std::pair<const char*, double> factors[] = {
-      {"spatial_compute", im.spatialCompute}, {"filter_compute", im.filterCompute},
-      {"channel_compute", im.channelCompute}, {"halo", im.halo},
-      {"spatial_gather", im.spatialGather}, {"filter_collectives", im.filterCollectives},
-      {"channel_collectives", im.channelCollectives}, {"gradient_allreduce", im.gradientAllreduce}};
-  for (const auto& [key, factor] : factors) {
-    if (!(factor > 0)) fail(std::string("implementation.") + key, fmt::format("expected a factor > 0, found {}", factor));
+  for (const ImplementationFactor& f : kImplementationFactors) {
+    const double factor = implementation.*f.field;
+    if (!(factor > 0)) fail(std::string("implementation.") + f.key, fmt::format("expected a factor > 0, found {}", factor));
   }
   if (levels.empty()) fail("network", "expected at least one level");
   for (std::size_t i = 0; i < levels.size(); ++i) {

@@ -69,10 +69,23 @@ struct Implementation {
   double channelCollectives = 1; // a channel split's reductions of partial outputs and gathers
   double gradientAllreduce = 1;  // the gradient allreduce
 
-  bool isIdentity() const {
-    return spatialCompute == 1 && filterCompute == 1 && channelCompute == 1 && halo == 1 && spatialGather == 1 &&
-           filterCollectives == 1 && channelCollectives == 1 && gradientAllreduce == 1;
-  }
+  bool isIdentity() const;
+};
+
+// Every factor with its YAML key, in the order files and reports list them.
+struct ImplementationFactor {
+  const char* key;
+  double Implementation::*field;
+};
+inline constexpr ImplementationFactor kImplementationFactors[] = {
+    {"spatial_compute", &Implementation::spatialCompute},
+    {"filter_compute", &Implementation::filterCompute},
+    {"channel_compute", &Implementation::channelCompute},
+    {"halo", &Implementation::halo},
+    {"spatial_gather", &Implementation::spatialGather},
+    {"filter_collectives", &Implementation::filterCollectives},
+    {"channel_collectives", &Implementation::channelCollectives},
+    {"gradient_allreduce", &Implementation::gradientAllreduce},
 };
 
 struct Cluster {

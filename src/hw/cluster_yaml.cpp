@@ -71,18 +71,12 @@ NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  v.requireKeys({"source", "spatial_compute", "filter_compute", "channel_compute", "halo", "spatial_gather",
-                 "filter_collectives", "channel_collectives", "gradient_allreduce"});
+  std::vector<std::string> keys{"source"};
+  for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
+  v.requireKeys(keys);
   Implementation i;
   i.source = v.text("source", "");
-  i.spatialCompute = v.number("spatial_compute", 1.0);
-  i.filterCompute = v.number("filter_compute", 1.0);
-  i.channelCompute = v.number("channel_compute", 1.0);
-  i.halo = v.number("halo", 1.0);
-  i.spatialGather = v.number("spatial_gather", 1.0);
-  i.filterCollectives = v.number("filter_collectives", 1.0);
-  i.channelCollectives = v.number("channel_collectives", 1.0);
-  i.gradientAllreduce = v.number("gradient_allreduce", 1.0);
+  for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
   return i;
 }
 
@@ -120,17 +114,15 @@ std::string withImplementation(const std::string& yaml, const Implementation& im
     start = end;
   }
   if (!kept.empty() && kept.back() != '\n') kept += '\n';
-  const Implementation& i = implementation;
-  std::string source = i.source;
+  std::string source = implementation.source;
   for (char& c : source) {
     if (c == '"' || c == '\n') c = '\'';
   }
-  return kept + fmt::format(
-                    "implementation:\n  source: \"{}\"\n  spatial_compute: {:.4g}\n  filter_compute: {:.4g}\n"
-                    "  channel_compute: {:.4g}\n  halo: {:.4g}\n  spatial_gather: {:.4g}\n  filter_collectives: {:.4g}\n"
-                    "  channel_collectives: {:.4g}\n  gradient_allreduce: {:.4g}\n",
-                    source, i.spatialCompute, i.filterCompute, i.channelCompute, i.halo, i.spatialGather,
-                    i.filterCollectives, i.channelCollectives, i.gradientAllreduce);
+  std::string section = fmt::format("implementation:\n  source: \"{}\"\n", source);
+  for (const ImplementationFactor& f : kImplementationFactors) {
+    section += fmt::format("  {}: {:.4g}\n", f.key, implementation.*f.field);
+  }
+  return kept + section;
 }
 
 Cluster loadClusterFile(const std::string& path) { return buildFrom(loadYamlFile(path), path); }

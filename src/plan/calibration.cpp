@@ -48,22 +48,7 @@ Predicted predict(const PlanInputs& in, const MeasuredRun& run, Estimate* out) {
   return p;
 }
 
-// The factors, as pointers into an Implementation, with their YAML keys.
-struct Factor {
-  const char* key;
-  double hw::Implementation::*field;
-};
-
-constexpr Factor kFactors[] = {
-    {"spatial_compute", &hw::Implementation::spatialCompute},
-    {"filter_compute", &hw::Implementation::filterCompute},
-    {"channel_compute", &hw::Implementation::channelCompute},
-    {"halo", &hw::Implementation::halo},
-    {"spatial_gather", &hw::Implementation::spatialGather},
-    {"filter_collectives", &hw::Implementation::filterCollectives},
-    {"channel_collectives", &hw::Implementation::channelCollectives},
-    {"gradient_allreduce", &hw::Implementation::gradientAllreduce},
-};
+using Factor = hw::ImplementationFactor;
 
 bool exercises(const Grid& g, const Factor& f) {
   const double hw::Implementation::*field = f.field;
@@ -203,7 +188,7 @@ ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<
 
   ImplementationFit fit;
   std::vector<const Factor*> free;
-  for (const Factor& f : kFactors) {
+  for (const Factor& f : hw::kImplementationFactors) {
     const bool used = std::any_of(runs.begin(), runs.end(), [&](const MeasuredRun& r) { return exercises(r.strategy.grid, f); });
     if (used) {
       free.push_back(&f);

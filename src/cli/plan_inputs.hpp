@@ -1,0 +1,14 @@
+#pragma once
+// What every oracle command (plan, validate, calibrate) starts from: the model, the cluster,
+// the compute data type and the data set's size (0: the model's default recipe).
+#include <string>
+
+#include "plan/inputs.hpp"
+
+namespace paraxis::cli {
+
+// Throws NotFoundError when the device has no peak for `dtype`.
+plan::PlanInputs planInputs(const graph::Model& model, const hw::Cluster& cluster, const std::string& dtype,
+                            double datasetSize);
+
+}  // namespace paraxis::cli
