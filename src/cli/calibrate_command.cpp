@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 
@@ -28,13 +29,25 @@ struct Options : ModelSource {
   std::string dtype = "fp32";
   std::string fitGpus;  // calibrate: the runs at these GPU counts are fitted, the rest held out
   std::string out;      // calibrate: the calibrated cluster file
+  CLI::Option* modelOption = nullptr;
 };
+
+// The model the runs name (train reports do) unless --model says otherwise.
+graph::Model modelFor(Options o, const std::vector<plan::MeasuredRun>& runs) {
+  if (o.modelOption != nullptr && o.modelOption->count() == 0) {
+    for (const plan::MeasuredRun& run : runs) {
+      if (!run.model.empty()) o.model = run.model;
+    }
+  }
+  return loadModel(o);
+}
 
 plan::PlanInputs inputsFor(const Options& o, const graph::Model& model, const hw::Cluster& cluster) {
   return planInputs(model, cluster, o.dtype, o.datasetSize);
 }
 
-std::string seconds(double s) { return s > 0 ? fmt::format("{:.1f}", s) : "-"; }
+// Epochs take seconds to hours, iterations milliseconds: four significant digits fit both.
+std::string seconds(double s) { return s > 0 ? fmt::format("{:.4g}", s) : "-"; }
 
 void printComparison(const std::vector<plan::RunComparison>& rows, const std::vector<bool>& heldOut, std::ostream& out) {
   Table t;
@@ -63,14 +76,16 @@ void printComparison(const std::vector<plan::RunComparison>& rows, const std::ve
 }
 
 void runValidate(const Options& o, Context& context) {
-  const graph::Model model = loadModel(o);
+  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
+  const graph::Model model = modelFor(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const plan::PlanInputs in = inputsFor(o, model, cluster);
-  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
   const std::vector<plan::RunComparison> rows = plan::compareRuns(in, runs);
   std::ostream& out = context.out;
-  out << fmt::format("{} on {} against {} ({} runs); seconds per epoch of {:.0f} samples\n", model.name(), cluster.name,
-                     o.measured, runs.size(), in.datasetSamples);
+  const bool perIteration = std::any_of(runs.begin(), runs.end(), [](const plan::MeasuredRun& r) { return r.perIteration; });
+  out << fmt::format("{} on {} against {} ({} run{}); seconds per {}\n", model.name(), cluster.name, o.measured,
+                     runs.size(), runs.size() == 1 ? "" : "s",
+                     perIteration ? "iteration" : fmt::format("epoch of {:.0f} samples", in.datasetSamples));
   if (!cluster.implementation.isIdentity()) {
     out << fmt::format("implementation factors: {}\n",
                        cluster.implementation.source.empty() ? "(no source given)" : cluster.implementation.source);
@@ -81,11 +96,11 @@ void runValidate(const Options& o, Context& context) {
 }
 
 void runCalibrate(const Options& o, Context& context) {
-  const graph::Model model = loadModel(o);
+  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
+  const graph::Model model = modelFor(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::string text = hw::clusterText(o.cluster);
   const plan::PlanInputs in = inputsFor(o, model, cluster);
-  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
   std::vector<int> fitGpus;
   if (!o.fitGpus.empty()) fitGpus = plan::parseGpuList(o.fitGpus);
   std::vector<plan::MeasuredRun> fitting;
@@ -144,7 +159,7 @@ void runCalibrate(const Options& o, Context& context) {
 
 void addCommon(CLI::App* c, Options* o) {
   c->add_option("--measured", o->measured, "CSV of measured runs (docs/measured-format.md)")->required();
-  c->add_option("--model", o->model, "zoo name or model .yaml file (default resnet50)");
+  o->modelOption = c->add_option("--model", o->model, "zoo name or model .yaml file (default: the one a train report names, else resnet50)");
   c->add_option("--input", o->input, "spatial input extents (zoo models)");
   c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");

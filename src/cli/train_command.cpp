@@ -30,13 +30,25 @@ struct Options : ModelSource {
   std::string optimizer = "sgd";
 };
 
-nlohmann::json reportJson(const train::TrainReport& r) {
+// The strategy the run executed, in the strategy file's schema, so that `paraxis validate`
+// can predict the same thing.
+plan::Strategy ranStrategy(const train::TrainReport& r, const train::TrainOptions& t) {
+  plan::Strategy s;
+  s.name = r.ranks > 1 ? "data" : "serial";
+  s.grid.data = r.ranks;
+  s.globalBatch = r.globalBatch;
+  s.comm = t.comm;
+  return s;
+}
+
+nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model, const train::TrainOptions& t) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& e : r.epochs) {
     epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.trainLoss}, {"test_loss", e.testLoss},
                       {"test_accuracy", e.testAccuracy}, {"seconds", e.seconds}});
   }
-  return {{"ranks", r.ranks}, {"threads", r.threads}, {"iterations", r.iterations}, {"global_batch", r.globalBatch},
+  return {{"model", model.name()}, {"strategy", plan::strategyJson(ranStrategy(r, t))},
+          {"ranks", r.ranks}, {"threads", r.threads}, {"iterations", r.iterations}, {"global_batch", r.globalBatch},
           {"seconds", r.seconds}, {"samples_per_second", r.samplesPerSecond},
           {"time", {{"forward", r.forward}, {"backward", r.backward}, {"gradient_exposed", r.exposedCommunication},
                     {"gradient_total", r.totalCommunication},
@@ -108,7 +120,7 @@ void run(Options& o, Context& context) {
   if (!o.json.empty()) {
     std::ofstream file(o.json);
     if (!file) throw ConfigError(fmt::format("--json: cannot write '{}'", o.json));
-    file << reportJson(report).dump(2) << '\n';
+    file << reportJson(report, model, o.train).dump(2) << '\n';
   }
 }
 

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "plan/estimator.hpp"
 #include "plan/planner.hpp"
+#include "plan/strategy_json.hpp"
 
 namespace paraxis::plan {
 namespace {
@@ -36,13 +37,18 @@ struct Predicted {
 };
 
 Predicted predict(const PlanInputs& in, const MeasuredRun& run, Estimate* out) {
+  if (!run.model.empty() && run.model != in.model->name()) {
+    throw ConfigError(fmt::format("measured run '{}' ran model '{}', not '{}' (give --model {})", run.label, run.model,
+                                  in.model->name(), run.model));
+  }
   Estimate e = estimate(in, run.strategy, false);
   if (!e.feasible) {
     throw ConfigError(fmt::format("measured run '{}' (line {}): {}", run.label, run.line, e.infeasibleReason));
   }
   Predicted p;
-  p.total = e.epochSeconds;
-  p.compute = e.time.compute() * e.iterationsPerEpoch;
+  const double iterations = run.perIteration ? 1 : e.iterationsPerEpoch;
+  p.total = e.time.iteration() * iterations;
+  p.compute = e.time.compute() * iterations;
   p.communication = p.total - p.compute;
   if (out != nullptr) *out = std::move(e);
   return p;
@@ -68,11 +74,47 @@ double squaredLogError(double predicted, double measured) {
   return r * r;
 }
 
+
+// `paraxis train --json`: the strategy it ran and its measured times per iteration.
+MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
+  nlohmann::json d;
+  try {
+    file >> d;
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  auto number = [&](const nlohmann::json& object, const char* key, const std::string& where) {
+    if (!object.is_object() || !object.contains(key) || !object.at(key).is_number()) {
+      throw ConfigError(fmt::format("{}: key '{}{}': expected a number (is this a 'paraxis train --json' report?)", path,
+                                    where, key));
+    }
+    return object.at(key).get<double>();
+  };
+  if (!d.is_object() || !d.contains("strategy") || !d.contains("model") || !d.at("model").is_string()) {
+    throw ConfigError(fmt::format("{}: expected the keys 'model' and 'strategy' of a 'paraxis train --json' report", path));
+  }
+  MeasuredRun run;
+  run.label = "train";
+  run.model = d.at("model").get<std::string>();
+  run.strategy = strategyFromJson(d.at("strategy"), path + ": strategy");
+  run.perIteration = true;
+  run.line = 1;
+  const double samplesPerSecond = number(d, "samples_per_second", "");
+  if (!(samplesPerSecond > 0)) throw ConfigError(fmt::format("{}: key 'samples_per_second': expected > 0", path));
+  run.total = static_cast<double>(run.strategy.globalBatch) / samplesPerSecond;
+  const nlohmann::json time = d.contains("time") ? d.at("time") : nlohmann::json();
+  run.compute = number(time, "forward", "time.") + number(time, "backward", "time.") + number(time, "update", "time.");
+  run.communication = number(time, "gradient_exposed", "time.");
+  if (run.strategy.grid.total() == 1) run.compute = run.communication = 0;  // one rank: only the total counts
+  return run;
+}
+
 }  // namespace
 
 std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw NotFoundError(fmt::format("{}: cannot read the measured runs", path));
+  if (path.ends_with(".json")) return {readTrainReport(file, path)};
   const std::vector<std::string> known{"label", "strategy", "grid", "global_batch", "overlap",
                                        "compute", "communication", "total"};
   std::map<std::string, std::size_t> column;
@@ -203,7 +245,9 @@ ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<
     double sum = 0;
     for (const MeasuredRun& run : runs) {
       const Predicted p = predict(in, run, nullptr);
-      if (run.compute > 0 && run.communication > 0) {
+      // With overlap, how much communication a run "exposed" depends on its own accounting:
+      // only a run that reduced after backward splits cleanly into compute and communication.
+      if (run.compute > 0 && run.communication > 0 && !run.strategy.comm.overlap) {
         sum += squaredLogError(p.compute, run.compute) + squaredLogError(p.communication, run.communication);
       }
       sum += squaredLogError(p.total, run.total);

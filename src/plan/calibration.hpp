@@ -13,26 +13,30 @@ namespace paraxis::plan {
 
 struct MeasuredRun {
   std::string label;         // the file's name for the run (defaults to the strategy)
+  std::string model;         // the model it ran, when the file says (train reports)
   Strategy strategy;         // shaped as it ran: grid, global batch, overlap
-  double compute = 0;        // seconds per epoch; 0 = not given
-  double communication = 0;  // seconds per epoch; 0 = not given
-  double total = 0;          // seconds per epoch
+  bool perIteration = false; // times per iteration (train reports) instead of per epoch
+  double compute = 0;        // seconds per epoch (or iteration); 0 = not given
+  double communication = 0;  // seconds per epoch (or iteration); 0 = not given
+  double total = 0;          // seconds per epoch (or iteration)
   int line = 0;              // in the file, for messages
 };
 
-// Throws ConfigError naming the file, line and column at fault.
+// A CSV of runs (docs/measured-format.md), or the JSON report of `paraxis train --json`
+// (one run, times per iteration). Throws ConfigError naming the file, line or key at fault.
 std::vector<MeasuredRun> readMeasuredRuns(const std::string& path);
 
 struct RunComparison {
   const MeasuredRun* run = nullptr;
   Estimate estimate;
-  double compute = 0;        // predicted seconds per epoch
+  double compute = 0;        // predicted seconds per epoch (per iteration for a per-iteration run)
   double communication = 0;  // predicted, everything but compute (bubble included)
   double total = 0;
   double error = 0;          // |predicted - measured| / measured, on the total
 };
 
-// Throws ConfigError when a run is infeasible for the model and cluster (naming its line).
+// Throws ConfigError when a run is infeasible for the model and cluster (naming its line), or
+// ran another model than the one predicted.
 std::vector<RunComparison> compareRuns(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
 double meanAbsoluteError(const std::vector<RunComparison>& rows);
 
@@ -43,9 +47,9 @@ struct ImplementationFit {
   double errorAfter = 0;                // and with the fitted factors
 };
 
-// Least squares on the logarithms of predicted over measured compute and communication (the
-// total where the file gives only that), with a weak pull of every factor towards 1 so that
-// one the runs cannot tell apart from another stays near 1 instead of drifting.
+// Least squares on the logarithms of predicted over measured totals, and compute and
+// communication where a run gives them and did not overlap the two, with a weak pull of every
+// factor towards 1 so that one the runs cannot tell apart from another stays near 1.
 ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
 
 }  // namespace paraxis::plan

@@ -169,6 +169,35 @@ TEST(MeasuredRuns, ReadsTheFormat) {
   EXPECT_EQ(runs[0].total, 481);
 }
 
+TEST(MeasuredRuns, ReadsATrainReport) {
+  const std::string path = ::testing::TempDir() + "/report.json";
+  std::ofstream(path) << R"({"model": "small-cnn", "ranks": 2, "global_batch": 64, "samples_per_second": 800,
+    "time": {"forward": 0.02, "backward": 0.04, "update": 0.001, "gradient_exposed": 0.003, "gradient_total": 0.02,
+             "data_loading": 0.0},
+    "strategy": {"version": 1, "name": "data", "global_batch": 64, "micro_batches": 1, "schedule": "1f1b",
+      "grid": {"data": 2, "pipeline": 1, "channel": 1, "filter": 1, "spatial_d": 1, "spatial_h": 1, "spatial_w": 1},
+      "comm": {"overlap": true, "grouping": "fusion", "fusion_bytes": 4194304, "first_bucket_bytes": 1048576,
+               "groups": 4, "negotiation": "none", "cycle_seconds": 0, "fp16": false, "density": 1,
+               "order": "priority"}}})";
+  const std::vector<MeasuredRun> runs = readMeasuredRuns(path);
+  ASSERT_EQ(runs.size(), 1U);
+  const MeasuredRun& run = runs.front();
+  EXPECT_EQ(run.model, "small-cnn");
+  EXPECT_TRUE(run.perIteration);
+  EXPECT_EQ(run.strategy.grid.data, 2);
+  EXPECT_DOUBLE_EQ(run.total, 64.0 / 800);
+  EXPECT_DOUBLE_EQ(run.compute, 0.061);
+  EXPECT_DOUBLE_EQ(run.communication, 0.003);
+  // Predicted per iteration too, and only for the model it ran.
+  const graph::Model m = graph::buildZooModel("small-cnn");
+  const hw::Cluster cl = hw::loadCluster("local");
+  const PlanInputs in = testing::inputsFor(m, cl);
+  const RunComparison row = compareRuns(in, runs).front();
+  EXPECT_DOUBLE_EQ(row.total, row.estimate.time.iteration());
+  const graph::Model other = graph::buildZooModel("lenet");
+  EXPECT_THROW(compareRuns(testing::inputsFor(other, cl), runs), ConfigError);
+}
+
 std::string errorOf(const std::string& text) {
   const std::string path = ::testing::TempDir() + "/runs.csv";
   std::ofstream(path) << text;
