@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <ostream>
 
 #include "cli/context.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 struct Options : ModelSource {
   Options() { model = "resnet50"; }
-  std::string measured;
+  std::vector<std::string> measured;
   std::string cluster = "abci";
   double datasetSize = 0;
   std::string dtype = "fp32";
@@ -32,19 +33,51 @@ struct Options : ModelSource {
   CLI::Option* modelOption = nullptr;
 };
 
-// The model the runs name (train reports do) unless --model says otherwise.
-graph::Model modelFor(Options o, const std::vector<plan::MeasuredRun>& runs) {
-  if (o.modelOption != nullptr && o.modelOption->count() == 0) {
-    for (const plan::MeasuredRun& run : runs) {
-      if (!run.model.empty()) o.model = run.model;
-    }
+std::vector<plan::MeasuredRun> readAll(const std::vector<std::string>& paths) {
+  std::vector<plan::MeasuredRun> runs;
+  for (const std::string& path : paths) {
+    std::vector<plan::MeasuredRun> more = plan::readMeasuredRuns(path);
+    runs.insert(runs.end(), more.begin(), more.end());
   }
-  return loadModel(o);
+  return runs;
 }
 
-plan::PlanInputs inputsFor(const Options& o, const graph::Model& model, const hw::Cluster& cluster) {
-  return planInputs(model, cluster, o.dtype, o.datasetSize);
-}
+// The models the runs ran, each built once: the one a train report names and how it was built,
+// unless --model says otherwise; --model (default resnet50) for CSV runs.
+class RunModels {
+ public:
+  RunModels(const Options& o, const std::vector<plan::MeasuredRun>& runs) {
+    const bool given = o.modelOption != nullptr && o.modelOption->count() > 0;
+    for (const plan::MeasuredRun& run : runs) {
+      ModelSource source = o;
+      if (!given && !run.modelSource.empty()) {
+        source = {run.modelSource, run.modelInput, run.modelChannels, run.modelClasses};
+      }
+      const std::string key = fmt::format("{}|{}|{}|{}", source.model, source.input, source.channels, source.classes);
+      auto it = models_.find(key);
+      if (it == models_.end()) it = models_.emplace(key, loadModel(source)).first;
+      perRun_.push_back(&it->second);
+    }
+  }
+
+  std::vector<plan::PlanInputs> inputs(const Options& o, const hw::Cluster& cluster) const {
+    std::vector<plan::PlanInputs> in;
+    for (const graph::Model* model : perRun_) in.push_back(planInputs(*model, cluster, o.dtype, o.datasetSize));
+    return in;
+  }
+
+  std::string names() const {
+    std::vector<std::string> names;
+    for (const auto& [key, model] : models_) {
+      if (std::find(names.begin(), names.end(), model.name()) == names.end()) names.push_back(model.name());
+    }
+    return fmt::format("{}", fmt::join(names, ", "));
+  }
+
+ private:
+  std::map<std::string, graph::Model> models_;
+  std::vector<const graph::Model*> perRun_;
+};
 
 // Epochs take seconds to hours, iterations milliseconds: four significant digits fit both.
 std::string seconds(double s) { return s > 0 ? fmt::format("{:.4g}", s) : "-"; }
@@ -76,16 +109,16 @@ void printComparison(const std::vector<plan::RunComparison>& rows, const std::ve
 }
 
 void runValidate(const Options& o, Context& context) {
-  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
-  const graph::Model model = modelFor(o, runs);
+  const std::vector<plan::MeasuredRun> runs = readAll(o.measured);
+  const RunModels models(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
-  const plan::PlanInputs in = inputsFor(o, model, cluster);
+  const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
   const std::vector<plan::RunComparison> rows = plan::compareRuns(in, runs);
   std::ostream& out = context.out;
   const bool perIteration = std::any_of(runs.begin(), runs.end(), [](const plan::MeasuredRun& r) { return r.perIteration; });
-  out << fmt::format("{} on {} against {} ({} run{}); seconds per {}\n", model.name(), cluster.name, o.measured,
-                     runs.size(), runs.size() == 1 ? "" : "s",
-                     perIteration ? "iteration" : fmt::format("epoch of {:.0f} samples", in.datasetSamples));
+  out << fmt::format("{} on {} against {} ({} run{}); seconds per {}\n", models.names(), cluster.name,
+                     fmt::join(o.measured, ", "), runs.size(), runs.size() == 1 ? "" : "s",
+                     perIteration ? "iteration" : fmt::format("epoch of {:.0f} samples", in.front().datasetSamples));
   if (!cluster.implementation.isIdentity()) {
     out << fmt::format("implementation factors: {}\n",
                        cluster.implementation.source.empty() ? "(no source given)" : cluster.implementation.source);
@@ -96,35 +129,40 @@ void runValidate(const Options& o, Context& context) {
 }
 
 void runCalibrate(const Options& o, Context& context) {
-  const std::vector<plan::MeasuredRun> runs = plan::readMeasuredRuns(o.measured);
-  const graph::Model model = modelFor(o, runs);
+  const std::vector<plan::MeasuredRun> runs = readAll(o.measured);
+  const RunModels models(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::string text = hw::clusterText(o.cluster);
-  const plan::PlanInputs in = inputsFor(o, model, cluster);
+  const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
   std::vector<int> fitGpus;
   if (!o.fitGpus.empty()) fitGpus = plan::parseGpuList(o.fitGpus);
   std::vector<plan::MeasuredRun> fitting;
+  std::vector<plan::PlanInputs> fittingInputs;
   std::vector<bool> heldOut;
-  for (const plan::MeasuredRun& run : runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const plan::MeasuredRun& run = runs[i];
     const bool fit = fitGpus.empty() || std::find(fitGpus.begin(), fitGpus.end(), run.strategy.grid.total()) != fitGpus.end();
-    if (fit) fitting.push_back(run);
+    if (fit) {
+      fitting.push_back(run);
+      fittingInputs.push_back(in[i]);
+    }
     heldOut.push_back(!fit);
   }
   if (fitting.empty()) {
-    throw ConfigError(fmt::format("--fit-gpus {}: no run in {} has those GPU counts", o.fitGpus, o.measured));
+    throw ConfigError(fmt::format("--fit-gpus {}: no run in {} has those GPU counts", o.fitGpus, fmt::join(o.measured, ", ")));
   }
   std::ostream& out = context.out;
   out << fmt::format("fitting the implementation factors of {} to {} of the {} runs in {} ...\n", cluster.name,
-                     fitting.size(), runs.size(), o.measured);
+                     fitting.size(), runs.size(), fmt::join(o.measured, ", "));
   out.flush();
-  const plan::ImplementationFit fit = plan::fitImplementation(in, fitting);
+  const plan::ImplementationFit fit = plan::fitImplementation(fittingInputs, fitting);
 
   hw::Implementation im = fit.implementation;
-  im.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", model.name(), cluster.name,
-                          fitting.size(), o.measured);
+  im.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", models.names(), cluster.name,
+                          fitting.size(), fmt::join(o.measured, ", "));
   hw::Cluster calibrated = cluster;
   calibrated.implementation = im;
-  plan::PlanInputs withFit = inputsFor(o, model, calibrated);
+  const std::vector<plan::PlanInputs> withFit = models.inputs(o, calibrated);
   const std::vector<plan::RunComparison> rows = plan::compareRuns(withFit, runs);
   out << '\n';
   printComparison(rows, heldOut, out);
@@ -158,7 +196,8 @@ void runCalibrate(const Options& o, Context& context) {
 }
 
 void addCommon(CLI::App* c, Options* o) {
-  c->add_option("--measured", o->measured, "CSV of measured runs (docs/measured-format.md)")->required();
+  c->add_option("--measured", o->measured, "measured runs: CSV files or 'paraxis train --json' reports (docs/measured-format.md)")
+      ->required();
   o->modelOption = c->add_option("--model", o->model, "zoo name or model .yaml file (default: the one a train report names, else resnet50)");
   c->add_option("--input", o->input, "spatial input extents (zoo models)");
   c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");

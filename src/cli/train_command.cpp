@@ -41,13 +41,17 @@ plan::Strategy ranStrategy(const train::TrainReport& r, const train::TrainOption
   return s;
 }
 
-nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model, const train::TrainOptions& t) {
+nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model, const ModelSource& source,
+                          const train::TrainOptions& t) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& e : r.epochs) {
     epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.trainLoss}, {"test_loss", e.testLoss},
                       {"test_accuracy", e.testAccuracy}, {"seconds", e.seconds}});
   }
-  return {{"model", model.name()}, {"strategy", plan::strategyJson(ranStrategy(r, t))},
+  return {{"model", model.name()},
+          {"model_source",
+           {{"model", source.model}, {"input", source.input}, {"channels", source.channels}, {"classes", source.classes}}},
+          {"strategy", plan::strategyJson(ranStrategy(r, t))},
           {"ranks", r.ranks}, {"threads", r.threads}, {"iterations", r.iterations}, {"global_batch", r.globalBatch},
           {"seconds", r.seconds}, {"samples_per_second", r.samplesPerSecond},
           {"time", {{"forward", r.forward}, {"backward", r.backward}, {"gradient_exposed", r.exposedCommunication},
@@ -120,7 +124,7 @@ void run(Options& o, Context& context) {
   if (!o.json.empty()) {
     std::ofstream file(o.json);
     if (!file) throw ConfigError(fmt::format("--json: cannot write '{}'", o.json));
-    file << reportJson(report, model, o.train).dump(2) << '\n';
+    file << reportJson(report, model, o, o.train).dump(2) << '\n';
   }
 }
 

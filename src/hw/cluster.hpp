@@ -60,6 +60,7 @@ struct NetworkLevel {
 // gathers and copies), not the machine, so presets leave them at 1.
 struct Implementation {
   std::string source;            // where the factors come from, shown in reports
+  double compute = 1;            // compute of layers no model-parallel axis splits
   double spatialCompute = 1;     // compute of spatially split layers
   double filterCompute = 1;      // compute of layers split by output channel
   double channelCompute = 1;     // compute of layers split by input channel
@@ -78,6 +79,7 @@ struct ImplementationFactor {
   double Implementation::*field;
 };
 inline constexpr ImplementationFactor kImplementationFactors[] = {
+    {"compute", &Implementation::compute},
     {"spatial_compute", &Implementation::spatialCompute},
     {"filter_compute", &Implementation::filterCompute},
     {"channel_compute", &Implementation::channelCompute},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -58,6 +59,8 @@ using Factor = hw::ImplementationFactor;
 
 bool exercises(const Grid& g, const Factor& f) {
   const double hw::Implementation::*field = f.field;
+  // Runs with a model-parallel axis also have unsplit layers, but too few to pin this factor.
+  if (field == &hw::Implementation::compute) return g.modelParallel() == 1;
   if (field == &hw::Implementation::spatialCompute || field == &hw::Implementation::halo ||
       field == &hw::Implementation::spatialGather) {
     return g.spatial() > 1;
@@ -94,8 +97,16 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
     throw ConfigError(fmt::format("{}: expected the keys 'model' and 'strategy' of a 'paraxis train --json' report", path));
   }
   MeasuredRun run;
-  run.label = "train";
+  run.label = std::filesystem::path(path).stem().string();
   run.model = d.at("model").get<std::string>();
+  run.modelSource = run.model;
+  if (d.contains("model_source") && d.at("model_source").is_object()) {
+    const nlohmann::json& source = d.at("model_source");
+    run.modelSource = source.value("model", "");
+    run.modelInput = source.value("input", "");
+    run.modelChannels = source.value("channels", std::int64_t{0});
+    run.modelClasses = source.value("classes", std::int64_t{0});
+  }
   run.strategy = strategyFromJson(d.at("strategy"), path + ": strategy");
   run.perIteration = true;
   run.line = 1;
@@ -200,11 +211,16 @@ std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
 }
 
 std::vector<RunComparison> compareRuns(const PlanInputs& in, const std::vector<MeasuredRun>& runs) {
+  return compareRuns(std::vector<PlanInputs>(runs.size(), in), runs);
+}
+
+std::vector<RunComparison> compareRuns(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs) {
   std::vector<RunComparison> rows;
-  for (const MeasuredRun& run : runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& run = runs[i];
     RunComparison row;
     row.run = &run;
-    const Predicted p = predict(in, run, &row.estimate);
+    const Predicted p = predict(inputs[i], run, &row.estimate);
     row.compute = p.compute;
     row.communication = p.communication;
     row.total = p.total;
@@ -222,11 +238,17 @@ double meanAbsoluteError(const std::vector<RunComparison>& rows) {
 }
 
 ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs) {
-  hw::Cluster cluster = *inputs.cluster;
+  return fitImplementation(std::vector<PlanInputs>(runs.size(), inputs), runs);
+}
+
+ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs) {
+  hw::Cluster cluster = *inputs.front().cluster;
   cluster.implementation = hw::Implementation{};
-  PlanInputs in = inputs;
-  in.cluster = &cluster;
-  in.serialSeconds.clear();
+  std::vector<PlanInputs> in = inputs;
+  for (PlanInputs& each : in) {
+    each.cluster = &cluster;
+    each.serialSeconds.clear();
+  }
 
   ImplementationFit fit;
   std::vector<const Factor*> free;
@@ -243,8 +265,9 @@ ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<
   constexpr double kPull = 1e-3;
   auto objective = [&] {
     double sum = 0;
-    for (const MeasuredRun& run : runs) {
-      const Predicted p = predict(in, run, nullptr);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const MeasuredRun& run = runs[i];
+      const Predicted p = predict(in[i], run, nullptr);
       // With overlap, how much communication a run "exposed" depends on its own accounting:
       // only a run that reduced after backward splits cleanly into compute and communication.
       if (run.compute > 0 && run.communication > 0 && !run.strategy.comm.overlap) {

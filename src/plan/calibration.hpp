@@ -14,6 +14,10 @@ namespace paraxis::plan {
 struct MeasuredRun {
   std::string label;         // the file's name for the run (defaults to the strategy)
   std::string model;         // the model it ran, when the file says (train reports)
+  // How that model was built (train reports): zoo name or file, input extents, channels,
+  // classes (0: the model's).
+  std::string modelSource, modelInput;
+  std::int64_t modelChannels = 0, modelClasses = 0;
   Strategy strategy;         // shaped as it ran: grid, global batch, overlap
   bool perIteration = false; // times per iteration (train reports) instead of per epoch
   double compute = 0;        // seconds per epoch (or iteration); 0 = not given
@@ -38,6 +42,8 @@ struct RunComparison {
 // Throws ConfigError when a run is infeasible for the model and cluster (naming its line), or
 // ran another model than the one predicted.
 std::vector<RunComparison> compareRuns(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
+// The same with inputs[i] for runs[i] (runs of different models).
+std::vector<RunComparison> compareRuns(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs);
 double meanAbsoluteError(const std::vector<RunComparison>& rows);
 
 struct ImplementationFit {
@@ -51,5 +57,7 @@ struct ImplementationFit {
 // communication where a run gives them and did not overlap the two, with a weak pull of every
 // factor towards 1 so that one the runs cannot tell apart from another stays near 1.
 ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
+// The same with inputs[i] for runs[i]; every inputs[i].cluster must be the same machine.
+ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs);
 
 }  // namespace paraxis::plan

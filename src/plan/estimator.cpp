@@ -169,6 +169,7 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
     if (sp.spatial) slower *= impl.spatialCompute;
     if (sp.channelSplit) slower *= impl.filterCompute;
     if (sp.channelParallel) slower *= impl.channelCompute;
+    if (!sp.spatial && !sp.channelSplit && !sp.channelParallel) slower = impl.compute;
     fwd[i] = lt.forward * slower;
     bwdData[i] = lt.backwardData * slower;
     bwdWeight[i] = lt.backwardWeight * slower;

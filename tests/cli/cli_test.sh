@@ -107,7 +107,7 @@ rm -f "$calibrated"
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
 "$paraxis" train --model lenet --iterations 6 --json "$report" >/dev/null
 expect_ok "lenet on local against .* \(1 run\); seconds per iteration" validate --measured "$report" --cluster local
-expect_error "measured run 'train' ran model 'lenet', not 'resnet50' \(give --model lenet\)" validate --measured "$report" --model resnet50
+expect_error "measured run 'paraxis-report.*' ran model 'lenet', not 'resnet50' \(give --model lenet\)" validate --measured "$report" --model resnet50
 rm -f "$report"
 expect_error "expected the keys 'model' and 'strategy' of a 'paraxis train --json' report" validate --measured "$data/not_a_report.json"
 expect_ok "25,557,032" models show resnet50
