@@ -33,36 +33,58 @@ CollectiveEstimate allreduceOn(const hw::Cluster& c, const Placement& g, double 
 
 PlacedAllreduce::PlacedAllreduce(const hw::Cluster& c, const Placement& g, Congestion k) : size_(g.size) {
   if (g.size <= 1) return;
-  flat_ = groupLink(c, g, k);
+  const int p = static_cast<int>(g.size);
+  auto add = [this](auto&& seconds, std::string_view name) {
+    const double a = seconds(0.0);
+    candidates_[count_++] = {a, seconds(1.0) - a, name};
+  };
+  // In the order bestFlatAllreduce breaks ties: ring, recursive doubling, Rabenseifner.
+  const LinkParams flat = groupLink(c, g, k).link;
+  add([&](double m) { return ringAllreduce(p, m, flat); }, choiceName(AllreduceChoice::kRing));
+  add([&](double m) { return recursiveDoublingAllreduce(p, m, flat); }, choiceName(AllreduceChoice::kRecursiveDoubling));
+  add([&](double m) { return rabenseifnerAllreduce(p, m, flat); }, choiceName(AllreduceChoice::kRabenseifner));
   // Two levels: the members inside one node, then one member per node across nodes.
   const std::int64_t perNode = std::max<std::int64_t>(1, std::min(g.size, c.devicesPerNode / g.stride));
   if (perNode > 1 && g.size % perNode == 0 && g.size / perNode > 1) {
-    perNode_ = perNode;
-    inside_ = groupLink(c, {perNode, g.stride}, k);
-    across_ = groupLink(c, {g.size / perNode, g.stride * perNode}, k);
+    const LinkParams inside = groupLink(c, {perNode, g.stride}, k).link;
+    const LinkParams across = groupLink(c, {g.size / perNode, g.stride * perNode}, k).link;
+    const int local = static_cast<int>(perNode), nodes = static_cast<int>(g.size / perNode);
+    add([&](double m) { return hierarchicalAllreduce(local, nodes, m, inside, across); }, "hierarchical");
   }
 }
 
 CollectiveEstimate PlacedAllreduce::operator()(double m) const {
   if (size_ <= 1 || m <= 0) return {0, "none"};
-  const AllreduceEstimate best = bestFlatAllreduce(static_cast<int>(size_), m, flat_.link);
-  CollectiveEstimate out{best.seconds, std::string(choiceName(best.algorithm))};
-  if (perNode_ > 1) {
-    const double twoLevel = hierarchicalAllreduce(static_cast<int>(perNode_), static_cast<int>(size_ / perNode_), m,
-                                                  inside_.link, across_.link);
-    if (twoLevel < out.seconds) out = {twoLevel, "hierarchical"};
+  CollectiveEstimate out{candidates_[0].a + candidates_[0].b * m, candidates_[0].name};
+  for (int i = 1; i < count_; ++i) {
+    const double seconds = candidates_[i].a + candidates_[i].b * m;
+    if (seconds < out.seconds) out = {seconds, candidates_[i].name};
   }
   return out;
 }
 
+PlacedGroup::PlacedGroup(const hw::Cluster& c, const Placement& g, Congestion k) : size_(g.size) {
+  if (g.size > 1) link_ = groupLink(c, g, k);
+}
+
+double PlacedGroup::allgather(double m) const {
+  return size_ <= 1 || m <= 0 ? 0 : ringAllgather(static_cast<int>(size_), m, link_.link);
+}
+
+double PlacedGroup::reduceScatter(double m) const {
+  return size_ <= 1 || m <= 0 ? 0 : ringReduceScatter(static_cast<int>(size_), m, link_.link);
+}
+
+double PlacedGroup::pointToPoint(double m) const { return size_ <= 1 || m <= 0 ? 0 : cost::pointToPoint(m, link_.link); }
+
 CollectiveEstimate allgatherOn(const hw::Cluster& c, const Placement& g, double m, Congestion k) {
   if (g.size <= 1 || m <= 0) return {0, "none"};
-  return {ringAllgather(static_cast<int>(g.size), m, groupLink(c, g, k).link), "ring"};
+  return {PlacedGroup(c, g, k).allgather(m), "ring"};
 }
 
 CollectiveEstimate reduceScatterOn(const hw::Cluster& c, const Placement& g, double m, Congestion k) {
   if (g.size <= 1 || m <= 0) return {0, "none"};
-  return {ringReduceScatter(static_cast<int>(g.size), m, groupLink(c, g, k).link), "ring"};
+  return {PlacedGroup(c, g, k).reduceScatter(m), "ring"};
 }
 
 CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m, Congestion k) {
@@ -72,7 +94,7 @@ CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m
 
 CollectiveEstimate pointToPointOn(const hw::Cluster& c, std::int64_t stride, double m, Congestion k) {
   if (m <= 0) return {0, "none"};
-  return {pointToPoint(m, groupLink(c, {2, stride}, k).link), "p2p"};
+  return {PlacedGroup(c, {2, stride}, k).pointToPoint(m), "p2p"};
 }
 
 }  // namespace paraxis::cost

@@ -9,6 +9,7 @@
 // one NIC), by the level's oversubscription and by its contention (COST-MODELS.md section 3).
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "cost/collective_cost.hpp"
 #include "hw/cluster.hpp"
@@ -36,7 +37,7 @@ double reductionGamma(const hw::Device& device);
 
 struct CollectiveEstimate {
   double seconds = 0;
-  std::string algorithm;
+  std::string_view algorithm;  // a static name: no allocation in the oracle's inner loop
 };
 
 // Collectives over a placed group; m as in collective_cost.hpp. allreduce picks the
@@ -52,11 +53,32 @@ class PlacedAllreduce {
   CollectiveEstimate operator()(double m) const;
 
  private:
+  // Every candidate's time is affine in m (α terms, then β and γ per byte): kept as
+  // a + b·m, so that a call is a handful of multiply-adds (the oracle calls it per group).
+  struct Candidate {
+    double a = 0, b = 0;
+    std::string_view name;
+  };
   std::int64_t size_;
-  GroupLink flat_;
-  std::int64_t perNode_ = 1;  // > 1: the two-level algorithm applies
-  GroupLink inside_, across_;
+  Candidate candidates_[4];
+  int count_ = 0;
 };
+// A group placed once, for the ring collectives an evaluation runs on it layer after layer
+// (the link is found once, not per layer). allgather and reduceScatter as allgatherOn and
+// reduceScatterOn; pointToPoint is one message between two members.
+class PlacedGroup {
+ public:
+  PlacedGroup() = default;
+  PlacedGroup(const hw::Cluster& c, const Placement& g, Congestion k);
+  double allgather(double m) const;
+  double reduceScatter(double m) const;
+  double pointToPoint(double m) const;
+
+ private:
+  std::int64_t size_ = 1;
+  GroupLink link_;
+};
+
 CollectiveEstimate allgatherOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
 CollectiveEstimate reduceScatterOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
 CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);

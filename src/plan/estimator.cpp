@@ -27,15 +27,14 @@ struct Evaluation {
 double wireBytes(double bytes, const CommSettings& c) { return bytes * (c.fp16 ? 0.5 : 1.0) * c.density; }
 
 // Halo exchange of one layer, forward (x) and backward (dL/dy): per split dimension, the two
-// faces travel at once to the neighbours along that axis.
+// faces travel at once to the neighbours along that axis (`neighbours`: depth, height, width).
 double haloSeconds(const PlanInputs& in, const Grid& g, const graph::Layer& layer, const graph::TensorShape& x,
-                   double samples, Congestion k, double* bufferBytes) {
+                   double samples, const cost::PlacedGroup (&neighbours)[3], double* bufferBytes) {
   const int rank = x.rank();
   if (rank < 2 || layer.counts.halo.empty()) return 0;
-  const std::vector<int> splits = rank == 3 ? std::vector<int>{g.depth, g.height, g.width}
-                                            : std::vector<int>{g.height, g.width};
-  const std::vector<std::int64_t> strides = rank == 3 ? std::vector<std::int64_t>{g.strideDepth(), g.strideHeight(), 1}
-                                                      : std::vector<std::int64_t>{g.strideHeight(), 1};
+  const int all[3] = {g.depth, g.height, g.width};
+  const int* splits = rank == 3 ? all : all + 1;
+  const cost::PlacedGroup* links = rank == 3 ? neighbours : neighbours + 1;
   double seconds = 0;
   for (int d = 0; d < rank; ++d) {
     const auto halo = static_cast<double>(layer.counts.halo[d]);
@@ -45,7 +44,7 @@ double haloSeconds(const PlanInputs& in, const Grid& g, const graph::Layer& laye
       if (o != d) face *= std::ceil(static_cast<double>(x.spatial[o]) / splits[o]);
     }
     const double bytes = face * in.model->bytesPerElement();
-    seconds += 2 * cost::pointToPointOn(*in.cluster, strides[d], bytes, k).seconds;
+    seconds += 2 * links[d].pointToPoint(bytes);
     *bufferBytes = std::max(*bufferBytes, 4 * bytes);  // two faces, sent and received
   }
   return seconds;
@@ -64,7 +63,7 @@ class GradientReduction {
                contiguous_ ? Placement{static_cast<std::int64_t>(g.data) * g.spatial(), 1} : Placement{g.spatial(), 1}, k),
         second_(*in.cluster, contiguous_ ? Placement{} : Placement{g.data, g.strideData()}, k) {}
 
-  double operator()(double bytes, std::string* algorithm) const {
+  double operator()(double bytes, std::string_view* algorithm) const {
     const double wire = wireBytes(bytes, settings_);
     double seconds = 0;
     for (const cost::PlacedAllreduce* part : {&first_, &second_}) {
@@ -157,6 +156,15 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
   cost::LogMemo logs;
   const cost::DeviceRates rates(cl.device, peak);
   const hw::Implementation& impl = cl.implementation;
+  // The groups the per-layer collectives run on, placed once.
+  const cost::PlacedGroup spatialGroup(cl, {g.spatial(), 1}, k);
+  const cost::PlacedGroup filterGroup(cl, {g.filter, g.strideFilter()}, k);
+  const cost::PlacedGroup channelGroup(cl, {g.channel, g.strideChannel()}, k);
+  const cost::PlacedAllreduce channelAllreduce(cl, {g.channel, g.strideChannel()}, k);
+  const cost::PlacedGroup neighbours[3] = {
+      {cl, {g.depth > 1 ? 2 : 1, g.strideDepth()}, k},
+      {cl, {g.height > 1 ? 2 : 1, g.strideHeight()}, k},
+      {cl, {g.width > 1 ? 2 : 1, g.strideWidth()}, k}};
   for (int i = 0; i < m.size(); ++i) {
     const graph::Layer& layer = m.layer(i);
     const cost::LayerProfile& profile = profiles[i];
@@ -176,26 +184,22 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
     double layerComm = 0;
     if (sp.spatial) {
       const graph::TensorShape& x = layer.inputs.empty() ? layer.output : m.layer(layer.inputs.front()).output;
-      const double halo = impl.halo * haloSeconds(in, g, layer, x, samples, k, &maxHaloBytes);
+      const double halo = impl.halo * haloSeconds(in, g, layer, x, samples, neighbours, &maxHaloBytes);
       t.halo += halo * micro;
       layerComm += halo;
     }
     const double inBytes = inElems * samples * delta;
     const double outBytes = profile.outputElements * samples * delta;
     double collectives = 0;
-    if (sp.gatherAtSplitPoint) {
-      collectives += impl.spatialGather * cost::allgatherOn(cl, {g.spatial(), 1}, inBytes, k).seconds;
-    }
+    if (sp.gatherAtSplitPoint) collectives += impl.spatialGather * spatialGroup.allgather(inBytes);
     if (sp.gatherInput) {
-      const Placement filters{g.filter, g.strideFilter()};
-      double filterSeconds = cost::allgatherOn(cl, filters, inBytes, k).seconds;
-      if (profile.weighted) filterSeconds += cost::reduceScatterOn(cl, filters, inBytes, k).seconds;
+      double filterSeconds = filterGroup.allgather(inBytes);
+      if (profile.weighted) filterSeconds += filterGroup.reduceScatter(inBytes);
       collectives += impl.filterCollectives * filterSeconds;
     }
     if (sp.channelParallel) {
-      const Placement channels{g.channel, g.strideChannel()};
-      double channelSeconds = cost::allreduceOn(cl, channels, outBytes, k).seconds;
-      channelSeconds += cost::allgatherOn(cl, channels, inBytes, k).seconds;
+      double channelSeconds = channelAllreduce(outBytes).seconds;
+      channelSeconds += channelGroup.allgather(inBytes);
       // Slicing the input's channels and gathering the gradient's are layout copies.
       channelSeconds += 4 * inBytes / g.channel / cl.device.memoryBandwidth;
       collectives += impl.channelCollectives * channelSeconds;
@@ -300,7 +304,7 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
       settings.priority = false;
     }
     const double negotiation = negotiationSeconds(in, g, settings, tensors, k);
-    std::string algorithm;
+    std::string_view algorithm;
     const GradientReduction reduction(in, g, settings, k);
     auto reduce = [&](double bytes) { return reduction(bytes, &algorithm); };
     // When the last gradient is ready: a pipeline's after its last micro-batch's backward.
@@ -309,7 +313,7 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
     t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed;
     t.negotiation = 0;  // negotiation latency is inside the schedule
-    e.allreduceAlgorithm = algorithm.empty() ? "none" : algorithm;
+    e.allreduceAlgorithm = algorithm.empty() ? "none" : std::string(algorithm);
   }
 
   MemoryBreakdown& mem = e.memory;
@@ -327,9 +331,10 @@ std::string bottleneckOf(const Estimate& e, const PlanInputs& in) {
   if (!e.feasible) return "infeasible: " + e.infeasibleReason;
   if (!e.fits) return "memory: " + e.memory.largest() + " does not fit";
   const TimeBreakdown& t = e.time;
-  const std::pair<double, std::string> parts[] = {
+  // Names as static text: only the winner's line is formatted.
+  const std::pair<double, const char*> parts[] = {
       {t.compute(), "compute"},
-      {t.gradientExposed, fmt::format("gradient allreduce ({}, exposed)", e.allreduceAlgorithm)},
+      {t.gradientExposed, "gradient allreduce"},
       {t.halo, "halo exchange"},
       {t.layerCollectives, "per-layer collectives"},
       {t.bubble, "pipeline bubble"},
@@ -347,6 +352,7 @@ std::string bottleneckOf(const Estimate& e, const PlanInputs& in) {
                             e.strategy.grid.total() / std::max(1e-30, t.compute());
     return fmt::format("compute {:.0f}% ({:.0f}% of peak)", share, achieved / in.cluster->device.peak(in.dtype) * 100);
   }
+  if (worst == &parts[1]) return fmt::format("gradient allreduce ({}, exposed) {:.0f}%", e.allreduceAlgorithm, share);
   return fmt::format("{} {:.0f}%", worst->second, share);
 }
 
@@ -368,13 +374,14 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
   const graph::TensorShape& input = m.inputShape();
   if (g.depth > 1 && input.rank() != 3) return fmt::format("a depth split needs a 3-D input; '{}' is {}", m.name(), input.str());
   if (g.spatial() > 1) {
-    const std::vector<int> splits = input.rank() == 3 ? std::vector<int>{g.depth, g.height, g.width}
-                                                      : std::vector<int>{g.height, g.width};
+    const int all[3] = {g.depth, g.height, g.width};
+    const int dims = input.rank() == 3 ? 3 : 2;
+    const int* splits = all + (3 - dims);
     const char* names[] = {"depth", "height", "width"};
-    for (std::size_t d = 0; d < splits.size(); ++d) {
+    for (std::size_t d = 0; d < static_cast<std::size_t>(dims); ++d) {
       if (splits[d] > input.spatial[d]) {
         return fmt::format("spatial split of {} over {} exceeds the input's {} of {}",
-                           names[d + 3 - splits.size()], splits[d], names[d + 3 - splits.size()], input.spatial[d]);
+                           names[d + 3 - dims], splits[d], names[d + 3 - dims], input.spatial[d]);
       }
     }
   }

@@ -7,9 +7,19 @@ namespace {
 
 using graph::LayerKind;
 
-std::vector<int> splitsFor(const Grid& grid, int rank) {
-  if (rank == 3) return {grid.depth, grid.height, grid.width};
-  if (rank == 2) return {grid.height, grid.width};
+// The grid's splits of a tensor's spatial dimensions (none for other ranks): a fixed array,
+// since the oracle asks for it layer after layer.
+struct Splits {
+  std::size_t count = 0;
+  int value[3] = {1, 1, 1};
+  std::size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  int operator[](std::size_t d) const { return value[d]; }
+};
+
+Splits splitsFor(const Grid& grid, int rank) {
+  if (rank == 3) return {3, {grid.depth, grid.height, grid.width}};
+  if (rank == 2) return {2, {grid.height, grid.width, 1}};
   return {};
 }
 
