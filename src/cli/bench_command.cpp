@@ -102,8 +102,9 @@ void run(const Options& o, Context& context) {
 }  // namespace
 
 void addBenchCommand(CLI::App& app, Context& context) {
-  CLI::App* bench = app.add_subcommand("bench", "Micro-benchmarks (run under mpirun)");
+  CLI::App* bench = app.add_subcommand("bench", "Micro-benchmarks: compute here, communication under mpirun");
   bench->require_subcommand(1);
+  addBenchComputeCommand(*bench, context);
   auto o = std::make_shared<Options>();
   CLI::App* c = bench->add_subcommand("comm", "Collectives: time, algbw, busbw, model and #wrong, against MPI's own");
   c->add_option("--op", o->operations, "operations: allreduce, allgather, reduce_scatter, broadcast, alltoall")

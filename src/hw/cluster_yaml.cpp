@@ -100,6 +100,35 @@ Cluster buildFrom(const YamlValue& root, const std::string& source) {
 
 }  // namespace
 
+std::string clusterYaml(const Cluster& c) {
+  auto quoted = [](std::string s) {
+    for (char& ch : s) {
+      if (ch == '"' || ch == '\n') ch = '\'';
+    }
+    return "\"" + s + "\"";
+  };
+  std::string y = fmt::format("name: {}\ndescription: {}\ndevice:\n  name: {}\n  peak_flops: {{", quoted(c.name),
+                              quoted(c.description), quoted(c.device.name));
+  bool first = true;
+  for (const auto& [dtype, peak] : c.device.peakFlops) {
+    y += fmt::format("{}{}: {:.17g}", first ? "" : ", ", dtype, peak);
+    first = false;
+  }
+  y += fmt::format("}}\n  memory: {:.17g}\n  memory_bandwidth: {:.17g}\n  layer_overhead: {:.17g}\n  channel_tile: {:.17g}\n",
+                   c.device.memoryBytes, c.device.memoryBandwidth, c.device.callOverhead, c.device.channelTile);
+  if (!c.device.efficiency.empty()) {
+    y += "  efficiency:";
+    for (const EfficiencyPoint& p : c.device.efficiency) y += fmt::format("\n    - [{:.6g}, {:.6g}]", p.flops, p.efficiency);
+    y += "\n";
+  }
+  y += fmt::format("devices_per_node: {}\nnodes: {}\nnetwork:\n", c.devicesPerNode, c.nodes);
+  for (const NetworkLevel& l : c.levels) {
+    y += fmt::format("  - {{name: {}, alpha: {:.17g}, beta: {:.17g}, ranks: {}, oversubscription: {:.17g}, contention: {:.17g}}}\n",
+                     quoted(l.name), l.alpha, l.beta, l.ranks, l.oversubscription, l.contention);
+  }
+  return c.implementation.isIdentity() ? y : withImplementation(y, c.implementation);
+}
+
 std::string withImplementation(const std::string& yaml, const Implementation& implementation) {
   std::string kept;
   bool inSection = false;

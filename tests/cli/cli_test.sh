@@ -104,6 +104,11 @@ expect_ok "held-out runs: [0-9.]+%" calibrate --measured "$runs" --fit-gpus 32,6
 expect_ok "implementation factors .*paraxis calibrate" clusters show "$calibrated"
 expect_ok "implementation factors: paraxis calibrate" validate --measured "$runs" --cluster "$calibrated"
 rm -f "$calibrated"
+fitted=$(mktemp /tmp/paraxis-fitted.XXXXXX.yaml)
+expect_ok "wrote .*paraxis-fitted" bench compute --model lenet,small-cnn --batch 4 --repeats 1 --out "$fitted"
+expect_ok "device fitted by paraxis bench compute" clusters show "$fitted"
+rm -f "$fitted"
+expect_error "--batch: expected >= 1, found 0" bench compute --model lenet --batch 0
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
 "$paraxis" train --model lenet --iterations 6 --json "$report" >/dev/null
 expect_ok "lenet on local against .* \(1 run\); seconds per iteration" validate --measured "$report" --cluster local

@@ -53,6 +53,37 @@ TEST(Cluster, LocalPresetReadsTheHost) {
   EXPECT_GT(local.device.memoryBytes, 0);
 }
 
+TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
+  for (const Preset& preset : presets()) {
+    Cluster c = loadCluster(preset.name);
+    if (preset.name == "abci") c.implementation.halo = 3;
+    const Cluster back = loadClusterText(clusterYaml(c), "written " + preset.name);
+    EXPECT_EQ(back.name, c.name);
+    EXPECT_EQ(back.description, c.description);
+    EXPECT_EQ(back.device.peakFlops, c.device.peakFlops);
+    EXPECT_EQ(back.device.memoryBytes, c.device.memoryBytes);
+    EXPECT_EQ(back.device.memoryBandwidth, c.device.memoryBandwidth);
+    EXPECT_EQ(back.device.callOverhead, c.device.callOverhead);
+    EXPECT_EQ(back.device.channelTile, c.device.channelTile);
+    ASSERT_EQ(back.device.efficiency.size(), c.device.efficiency.size());
+    for (std::size_t i = 0; i < c.device.efficiency.size(); ++i) {
+      EXPECT_NEAR(back.device.efficiency[i].flops / c.device.efficiency[i].flops, 1, 1e-5);
+      EXPECT_NEAR(back.device.efficiency[i].efficiency, c.device.efficiency[i].efficiency, 1e-6);
+    }
+    EXPECT_EQ(back.devicesPerNode, c.devicesPerNode);
+    EXPECT_EQ(back.nodes, c.nodes);
+    ASSERT_EQ(back.levels.size(), c.levels.size());
+    for (std::size_t l = 0; l < c.levels.size(); ++l) {
+      EXPECT_EQ(back.levels[l].name, c.levels[l].name);
+      EXPECT_EQ(back.levels[l].alpha, c.levels[l].alpha);
+      EXPECT_EQ(back.levels[l].beta, c.levels[l].beta);
+      EXPECT_EQ(back.levels[l].ranks, c.levels[l].ranks);
+      EXPECT_EQ(back.levels[l].oversubscription, c.levels[l].oversubscription);
+    }
+    EXPECT_EQ(back.implementation.halo, c.implementation.halo);
+  }
+}
+
 TEST(ClusterYaml, UserFileLoads) {
   const Cluster c = loadCluster(kData + "/two_hosts.yaml");
   EXPECT_EQ(c.totalDevices(), 2);

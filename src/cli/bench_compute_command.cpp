@@ -1,0 +1,136 @@
+// paraxis bench compute: times the layers of some models on this machine and fits the
+// cluster's device (efficiency curve, memory bandwidth) to them (calib/compute_bench.hpp,
+// cost/efficiency_fit.hpp).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "calib/compute_bench.hpp"
+#include "comm/collectives.hpp"
+#include "comm/world.hpp"
+#include "cli/context.hpp"
+#include "cli/model_source.hpp"
+#include "core/error.hpp"
+#include "core/table.hpp"
+#include "core/units.hpp"
+#include "cost/compute.hpp"
+#include "hw/cluster_yaml.hpp"
+#include "hw/presets.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+struct Options {
+  std::vector<std::string> models{"lenet", "small-cnn", "resnet18@64"};
+  std::int64_t batch = 32;
+  int threads = 1;
+  int repeats = 5;
+  std::string cluster = "local";
+  std::string dtype = "fp32";
+  std::string out;
+};
+
+// "resnet18@64": a zoo model at another input size.
+ModelSource sourceOf(const std::string& spec) {
+  ModelSource s;
+  const std::size_t at = spec.find('@');
+  s.model = spec.substr(0, at);
+  if (at != std::string::npos) s.input = spec.substr(at + 1);
+  return s;
+}
+
+double forwardSeconds(const hw::Device& device, double peak, const std::vector<cost::TimedCall>& calls) {
+  double sum = 0;
+  for (const cost::TimedCall& c : calls) sum += cost::passSeconds(device, peak, {c.flops, c.bytes});
+  return sum;
+}
+
+void run(const Options& o, Context& context) {
+  comm::World world = comm::openWorld(context.argc, context.argv,
+                                      {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
+                                       .verify = context.knobs.getBool("comm_verify")});
+  const comm::Communicator& comm = world.comm;
+  const double deadline = context.knobs.getDouble("comm_deadline");
+  if (o.batch < 1) throw ConfigError(fmt::format("--batch: expected >= 1, found {}", o.batch));
+  if (o.repeats < 1) throw ConfigError(fmt::format("--repeats: expected >= 1, found {}", o.repeats));
+  hw::Cluster cluster = hw::loadCluster(o.cluster);
+  const double peak = cluster.device.peak(o.dtype);
+  // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
+  std::ostringstream quiet;
+  std::ostream& out = comm.rank() == 0 ? context.out : quiet;
+  std::vector<std::pair<std::string, std::vector<cost::TimedCall>>> timed;
+  std::vector<cost::TimedCall> all;
+  for (const std::string& spec : o.models) {
+    const graph::Model model = loadModel(sourceOf(spec));
+    out << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, o.batch, o.threads,
+                       o.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
+    out.flush();
+    std::vector<cost::TimedCall> calls =
+        calib::benchLayers(model, o.batch, o.threads, o.repeats, [&] { comm::barrier(comm, deadline); });
+    all.insert(all.end(), calls.begin(), calls.end());
+    timed.emplace_back(spec, std::move(calls));
+  }
+  const cost::DeviceFit fit = cost::fitDevice(all, peak, cluster.device.callOverhead);
+  hw::Device fitted = cluster.device;
+  if (fit.memoryBandwidth > 0) fitted.memoryBandwidth = fit.memoryBandwidth;
+  if (!fit.efficiency.empty()) fitted.efficiency = fit.efficiency;
+  fitted.prepare();
+
+  Table t;
+  t.addColumn("model");
+  t.addColumn("layer calls", Table::Align::kRight);
+  t.addColumn("measured forward", Table::Align::kRight);
+  t.addColumn(fmt::format("predicted ({})", cluster.name), Table::Align::kRight);
+  t.addColumn("predicted (fitted)", Table::Align::kRight);
+  for (const auto& [spec, calls] : timed) {
+    double measured = 0;
+    for (const cost::TimedCall& c : calls) measured += c.seconds;
+    const double before = forwardSeconds(cluster.device, peak, calls), after = forwardSeconds(fitted, peak, calls);
+    t.addRow({spec, std::to_string(calls.size()), units::formatSeconds(measured),
+              fmt::format("{} ({:+.0f}%)", units::formatSeconds(before), (before / measured - 1) * 100),
+              fmt::format("{} ({:+.0f}%)", units::formatSeconds(after), (after / measured - 1) * 100)});
+  }
+  out << '\n';
+  t.print(out);
+  out << fmt::format("\nmemory bandwidth: {} (median of {} element-wise and pooling calls; was {})\n",
+                     units::formatRate(fitted.memoryBandwidth), fit.memoryCalls,
+                     units::formatRate(cluster.device.memoryBandwidth));
+  out << fmt::format("efficiency by work per call ({} compute-bound calls):", fit.computeCalls);
+  for (const hw::EfficiencyPoint& p : fitted.efficiency) {
+    out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  }
+  out << '\n';
+  if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
+  if (!o.out.empty() && comm.rank() == 0) {
+    cluster.device = fitted;
+    cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} thread{} x {} rank{})",
+                                       fmt::join(o.models, ", "), o.batch, o.threads, o.threads == 1 ? "" : "s",
+                                       comm.size(), comm.size() == 1 ? "" : "s");
+    const std::string yaml = hw::clusterYaml(cluster);
+    hw::loadClusterText(yaml, o.out);  // what is written must load
+    std::ofstream file(o.out);
+    if (!(file << yaml)) throw ConfigError(fmt::format("{}: cannot write the fitted cluster", o.out));
+    out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
+  }
+}
+
+}  // namespace
+
+void addBenchComputeCommand(CLI::App& bench, Context& context) {
+  auto o = std::make_shared<Options>();
+  CLI::App* c = bench.add_subcommand("compute", "Time models' layers here (under mpirun: as many ranks at once) and fit the cluster's device to them");
+  c->add_option("--model", o->models, "models, comma-separated; NAME@INPUT sets a zoo model's input (default lenet,small-cnn,resnet18@64)")
+      ->delimiter(',');
+  c->add_option("--batch", o->batch, "samples per pass (default 32)");
+  c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(CLI::PositiveNumber);
+  c->add_option("--repeats", o->repeats, "timed passes after a warm-up; the median is used (default 5)");
+  c->add_option("--cluster", o->cluster, "the cluster whose device is fitted (default local)");
+  c->add_option("--dtype", o->dtype, "data type of the peak (default fp32)");
+  c->add_option("--out", o->out, "write the cluster with the fitted device here");
+  c->callback([o, &context] { run(*o, context); });
+}
+
+}  // namespace paraxis::cli
