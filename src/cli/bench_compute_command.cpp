@@ -54,6 +54,7 @@ void run(const Options& o, Context& context) {
                                        .verify = context.knobs.getBool("comm_verify")});
   const comm::Communicator& comm = world.comm;
   const double deadline = context.knobs.getDouble("comm_deadline");
+  requireWritableDirectory(o.out, "--out");
   if (o.batch < 1) throw ConfigError(fmt::format("--batch: expected >= 1, found {}", o.batch));
   if (o.repeats < 1) throw ConfigError(fmt::format("--repeats: expected >= 1, found {}", o.repeats));
   hw::Cluster cluster = hw::loadCluster(o.cluster);

@@ -134,8 +134,16 @@ void runCalibrate(const Options& o, Context& context) {
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::string text = hw::clusterText(o.cluster);
   const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
+  requireWritableDirectory(o.out, "--out");
   std::vector<int> fitGpus;
-  if (!o.fitGpus.empty()) fitGpus = plan::parseGpuList(o.fitGpus);
+  if (!o.fitGpus.empty()) {
+    try {
+      fitGpus = plan::parseGpuList(o.fitGpus);
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      throw ConfigError("--fit-gpus" + (what.rfind("--gpus", 0) == 0 ? what.substr(6) : ": " + what));
+    }
+  }
   std::vector<plan::MeasuredRun> fitting;
   std::vector<plan::PlanInputs> fittingInputs;
   std::vector<bool> heldOut;

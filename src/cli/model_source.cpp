@@ -51,4 +51,12 @@ graph::Model loadModel(const ModelSource& o) {
   return graph::buildZooModel(o.model, zoo);
 }
 
+void requireWritableDirectory(const std::string& path, const char* option) {
+  if (path.empty()) return;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder)) {
+    throw ConfigError(fmt::format("{} {}: the folder '{}' does not exist", option, path, folder.string()));
+  }
+}
+
 }  // namespace paraxis::cli

@@ -16,4 +16,8 @@ struct ModelSource {
 
 graph::Model loadModel(const ModelSource& source);
 
+// Before long work whose result goes to `path`: fails (naming `option`) unless the folder it
+// would be written in exists. An empty path passes.
+void requireWritableDirectory(const std::string& path, const char* option);
+
 }  // namespace paraxis::cli

@@ -99,6 +99,9 @@ expect_error "bad_runs.csv:2: column 'grid': grid 'data=8xq=4'" validate --measu
 expect_error "measured run 'big' \(line 3\): data=8192 needs 8192 devices" validate --measured "$data/too_big_runs.csv"
 expect_error "--measured is required" calibrate
 expect_error "--fit-gpus 8: no run in" calibrate --measured "$runs" --fit-gpus 8
+expect_error "--fit-gpus: expected a count" calibrate --measured "$runs" --fit-gpus abc
+expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exist" calibrate --measured "$runs" --out /nonexistent/x.yaml
+expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exist" bench compute --out /nonexistent/x.yaml
 calibrated=$(mktemp /tmp/paraxis-calibrated.XXXXXX.yaml)
 expect_ok "held-out runs: [0-9.]+%" calibrate --measured "$runs" --fit-gpus 32,64 --out "$calibrated"
 expect_ok "implementation factors .*paraxis calibrate" clusters show "$calibrated"
