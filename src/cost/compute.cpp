@@ -7,7 +7,8 @@ namespace paraxis::cost {
 
 double channelTileWaste(double tile, double inputChannels, double outputChannels, double inputShare,
                         double outputShare) {
-  if (tile <= 1) return 1;
+  // Only where a local channel count falls below the tile (then the whole's may too).
+  if (tile <= 1 || (inputChannels * inputShare >= tile && outputChannels * outputShare >= tile)) return 1;
   auto waste = [tile](double channels) { return std::max(channels, tile) / channels; };
   double factor = 1;
   if (inputShare < 1 && inputChannels > 0) factor *= waste(inputChannels * inputShare) / waste(inputChannels);
@@ -124,11 +125,9 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double peak = rates.peak;
   const double channelShare = p.weighted ? s.inputChannels * s.outputChannels : s.outputChannels;
   const double flopShare = s.samples * s.spatial * channelShare;
-  // Waste only where a local channel count falls below the tile (then the whole's may too).
-  const double tile = rates.device->channelTile;
   const double tileWaste =
-      p.weighted && channelShare < 1 && (p.inputChannels * s.inputChannels < tile || p.outputChannels * s.outputChannels < tile)
-          ? channelTileWaste(tile, p.inputChannels, p.outputChannels, s.inputChannels, s.outputChannels)
+      p.weighted && channelShare < 1
+          ? channelTileWaste(device.channelTile, p.inputChannels, p.outputChannels, s.inputChannels, s.outputChannels)
           : 1;
   const double delta = bytesPerElement;
   const double bytes = p.inputElements * s.samples * s.inputSpatial * s.inputChannels * delta +

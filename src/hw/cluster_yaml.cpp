@@ -100,13 +100,27 @@ Cluster buildFrom(const YamlValue& root, const std::string& source) {
 
 }  // namespace
 
+namespace {
+
+// A YAML string that cannot end early: double quotes and newlines become single quotes.
+std::string quoted(std::string s) {
+  for (char& ch : s) {
+    if (ch == '"' || ch == '\n') ch = '\'';
+  }
+  return "\"" + s + "\"";
+}
+
+std::string implementationSection(const Implementation& implementation) {
+  std::string section = fmt::format("implementation:\n  source: {}\n", quoted(implementation.source));
+  for (const ImplementationFactor& f : kImplementationFactors) {
+    section += fmt::format("  {}: {:.4g}\n", f.key, implementation.*f.field);
+  }
+  return section;
+}
+
+}  // namespace
+
 std::string clusterYaml(const Cluster& c) {
-  auto quoted = [](std::string s) {
-    for (char& ch : s) {
-      if (ch == '"' || ch == '\n') ch = '\'';
-    }
-    return "\"" + s + "\"";
-  };
   std::string y = fmt::format("name: {}\ndescription: {}\ndevice:\n  name: {}\n  peak_flops: {{", quoted(c.name),
                               quoted(c.description), quoted(c.device.name));
   bool first = true;
@@ -126,7 +140,7 @@ std::string clusterYaml(const Cluster& c) {
     y += fmt::format("  - {{name: {}, alpha: {:.17g}, beta: {:.17g}, ranks: {}, oversubscription: {:.17g}, contention: {:.17g}}}\n",
                      quoted(l.name), l.alpha, l.beta, l.ranks, l.oversubscription, l.contention);
   }
-  return c.implementation.isIdentity() ? y : withImplementation(y, c.implementation);
+  return c.implementation.isIdentity() ? y : y + implementationSection(c.implementation);
 }
 
 std::string withImplementation(const std::string& yaml, const Implementation& implementation) {
@@ -143,15 +157,7 @@ std::string withImplementation(const std::string& yaml, const Implementation& im
     start = end;
   }
   if (!kept.empty() && kept.back() != '\n') kept += '\n';
-  std::string source = implementation.source;
-  for (char& c : source) {
-    if (c == '"' || c == '\n') c = '\'';
-  }
-  std::string section = fmt::format("implementation:\n  source: \"{}\"\n", source);
-  for (const ImplementationFactor& f : kImplementationFactors) {
-    section += fmt::format("  {}: {:.4g}\n", f.key, implementation.*f.field);
-  }
-  return kept + section;
+  return kept + implementationSection(implementation);
 }
 
 Cluster loadClusterFile(const std::string& path) { return buildFrom(loadYamlFile(path), path); }

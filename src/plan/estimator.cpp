@@ -173,11 +173,11 @@ Evaluation evaluate(const PlanInputs& in, const Strategy& s, Congestion k) {
     share.samples = samples;
     const double inElems = profile.inputElements;
     const cost::LayerTimes lt = cost::layerTimes(rates, profile, share, delta, logs);
-    double slower = 1;  // the implementation's factor for how this layer is split
+    // The implementation's factor for how this layer is split (or for an unsplit layer).
+    double slower = sp.spatial || sp.channelSplit || sp.channelParallel ? 1 : impl.compute;
     if (sp.spatial) slower *= impl.spatialCompute;
     if (sp.channelSplit) slower *= impl.filterCompute;
     if (sp.channelParallel) slower *= impl.channelCompute;
-    if (!sp.spatial && !sp.channelSplit && !sp.channelParallel) slower = impl.compute;
     fwd[i] = lt.forward * slower;
     bwdData[i] = lt.backwardData * slower;
     bwdWeight[i] = lt.backwardWeight * slower;
