@@ -7,6 +7,7 @@
 #include "hw/presets.hpp"
 #include "plan/estimator.hpp"
 #include "plan/layer_search.hpp"
+#include "plan/oracle.hpp"
 
 namespace {
 
@@ -26,14 +27,16 @@ struct Setup {
 void estimateResNet50Data(benchmark::State& state) {
   Setup s("resnet50");
   const plan::Strategy strategy{"data", plan::Grid{.data = 64}, 64 * 32};
-  for (auto _ : state) benchmark::DoNotOptimize(plan::estimate(s.inputs, strategy, false));
+  plan::Oracle oracle(s.inputs);
+  for (auto _ : state) benchmark::DoNotOptimize(oracle.estimate(strategy, false));
 }
 BENCHMARK(estimateResNet50Data)->Unit(benchmark::kMicrosecond);
 
 void estimateResNet50DataFilter(benchmark::State& state) {
   Setup s("resnet50");
   const plan::Strategy strategy{"data+filter", plan::Grid{.data = 16, .filter = 4}, 64 * 32};
-  for (auto _ : state) benchmark::DoNotOptimize(plan::estimate(s.inputs, strategy, false));
+  plan::Oracle oracle(s.inputs);
+  for (auto _ : state) benchmark::DoNotOptimize(oracle.estimate(strategy, false));
 }
 BENCHMARK(estimateResNet50DataFilter)->Unit(benchmark::kMicrosecond);
 

@@ -39,7 +39,7 @@ std::size_t parseBytes(const std::string& text, const char* option) {
   return static_cast<std::size_t>(*value);
 }
 
-cost::LinkParams linkOf(const hw::Cluster& c, int level) {
+alphabeta::LinkParams linkOf(const hw::Cluster& c, int level) {
   const hw::NetworkLevel& l = c.levels.at(level);
   // A reduction streams two operands in and one result out of memory.
   return {l.alpha, l.beta, 3.0 / c.device.memoryBandwidth};

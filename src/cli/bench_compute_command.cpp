@@ -1,6 +1,6 @@
 // paraxis bench compute: times the layers of some models on this machine and fits the
-// cluster's device (efficiency curve, memory bandwidth) to them (calib/compute_bench.hpp,
-// cost/efficiency_fit.hpp).
+// cluster's device (efficiency curve, memory bandwidth) to them (calib/torch/compute_bench.hpp,
+// calib/efficiency_fit.hpp).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "calib/compute_bench.hpp"
+#include "calib/torch/compute_bench.hpp"
 #include "comm/collectives.hpp"
 #include "comm/world.hpp"
 #include "cli/context.hpp"
@@ -42,9 +42,9 @@ ModelSource sourceOf(const std::string& spec) {
   return s;
 }
 
-double forwardSeconds(const hw::Device& device, double peak, const std::vector<cost::TimedCall>& calls) {
+double forwardSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double sum = 0;
-  for (const cost::TimedCall& c : calls) sum += cost::passSeconds(device, peak, {c.flops, c.bytes});
+  for (const calib::TimedCall& c : calls) sum += cost::passSeconds(device, peak, {c.flops, c.bytes});
   return sum;
 }
 
@@ -62,19 +62,19 @@ void run(const Options& o, Context& context) {
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
   std::ostream& out = comm.rank() == 0 ? context.out : quiet;
-  std::vector<std::pair<std::string, std::vector<cost::TimedCall>>> timed;
-  std::vector<cost::TimedCall> all;
+  std::vector<std::pair<std::string, std::vector<calib::TimedCall>>> timed;
+  std::vector<calib::TimedCall> all;
   for (const std::string& spec : o.models) {
     const graph::Model model = loadModel(sourceOf(spec));
     out << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, o.batch, o.threads,
                        o.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
     out.flush();
-    std::vector<cost::TimedCall> calls =
+    std::vector<calib::TimedCall> calls =
         calib::benchLayers(model, o.batch, o.threads, o.repeats, [&] { comm::barrier(comm, deadline); });
     all.insert(all.end(), calls.begin(), calls.end());
     timed.emplace_back(spec, std::move(calls));
   }
-  const cost::DeviceFit fit = cost::fitDevice(all, peak, cluster.device.callOverhead);
+  const calib::DeviceFit fit = calib::fitDevice(all, peak, cluster.device.callOverhead);
   hw::Device fitted = cluster.device;
   if (fit.memoryBandwidth > 0) fitted.memoryBandwidth = fit.memoryBandwidth;
   if (!fit.efficiency.empty()) fitted.efficiency = fit.efficiency;
@@ -88,7 +88,7 @@ void run(const Options& o, Context& context) {
   t.addColumn("predicted (fitted)", Table::Align::kRight);
   for (const auto& [spec, calls] : timed) {
     double measured = 0;
-    for (const cost::TimedCall& c : calls) measured += c.seconds;
+    for (const calib::TimedCall& c : calls) measured += c.seconds;
     const double before = forwardSeconds(cluster.device, peak, calls), after = forwardSeconds(fitted, peak, calls);
     t.addRow({spec, std::to_string(calls.size()), units::formatSeconds(measured),
               fmt::format("{} ({:+.0f}%)", units::formatSeconds(before), (before / measured - 1) * 100),

@@ -16,7 +16,7 @@
 #include "core/table.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
-#include "plan/calibration.hpp"
+#include "calib/calibration.hpp"
 #include "plan/planner.hpp"
 
 namespace paraxis::cli {
@@ -33,10 +33,10 @@ struct Options : ModelSource {
   CLI::Option* modelOption = nullptr;
 };
 
-std::vector<plan::MeasuredRun> readAll(const std::vector<std::string>& paths) {
-  std::vector<plan::MeasuredRun> runs;
+std::vector<calib::MeasuredRun> readAll(const std::vector<std::string>& paths) {
+  std::vector<calib::MeasuredRun> runs;
   for (const std::string& path : paths) {
-    std::vector<plan::MeasuredRun> more = plan::readMeasuredRuns(path);
+    std::vector<calib::MeasuredRun> more = calib::readMeasuredRuns(path);
     runs.insert(runs.end(), more.begin(), more.end());
   }
   return runs;
@@ -46,9 +46,9 @@ std::vector<plan::MeasuredRun> readAll(const std::vector<std::string>& paths) {
 // unless --model says otherwise; --model (default resnet50) for CSV runs.
 class RunModels {
  public:
-  RunModels(const Options& o, const std::vector<plan::MeasuredRun>& runs) {
+  RunModels(const Options& o, const std::vector<calib::MeasuredRun>& runs) {
     const bool given = o.modelOption != nullptr && o.modelOption->count() > 0;
-    for (const plan::MeasuredRun& run : runs) {
+    for (const calib::MeasuredRun& run : runs) {
       ModelSource source = o;
       if (!given && !run.modelSource.empty()) {
         source = {run.modelSource, run.modelInput, run.modelChannels, run.modelClasses};
@@ -82,7 +82,7 @@ class RunModels {
 // Epochs take seconds to hours, iterations milliseconds: four significant digits fit both.
 std::string seconds(double s) { return s > 0 ? fmt::format("{:.4g}", s) : "-"; }
 
-void printComparison(const std::vector<plan::RunComparison>& rows, const std::vector<bool>& heldOut, std::ostream& out) {
+void printComparison(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut, std::ostream& out) {
   Table t;
   t.addColumn("run");
   t.addColumn("line", Table::Align::kRight);
@@ -95,7 +95,7 @@ void printComparison(const std::vector<plan::RunComparison>& rows, const std::ve
   }
   if (!heldOut.empty()) t.addColumn("");
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const plan::RunComparison& r = rows[i];
+    const calib::RunComparison& r = rows[i];
     const plan::Strategy& s = r.run->strategy;
     std::vector<std::string> cells{r.run->label, std::to_string(r.run->line), s.name, s.grid.str(),
                                    std::to_string(s.grid.total()), std::to_string(s.globalBatch),
@@ -109,13 +109,13 @@ void printComparison(const std::vector<plan::RunComparison>& rows, const std::ve
 }
 
 void runValidate(const Options& o, Context& context) {
-  const std::vector<plan::MeasuredRun> runs = readAll(o.measured);
+  const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
   const RunModels models(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
-  const std::vector<plan::RunComparison> rows = plan::compareRuns(in, runs);
+  const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
   std::ostream& out = context.out;
-  const bool perIteration = std::any_of(runs.begin(), runs.end(), [](const plan::MeasuredRun& r) { return r.perIteration; });
+  const bool perIteration = std::any_of(runs.begin(), runs.end(), [](const calib::MeasuredRun& r) { return r.perIteration; });
   out << fmt::format("{} on {} against {} ({} run{}); seconds per {}\n", models.names(), cluster.name,
                      fmt::join(o.measured, ", "), runs.size(), runs.size() == 1 ? "" : "s",
                      perIteration ? "iteration" : fmt::format("epoch of {:.0f} samples", in.front().datasetSamples));
@@ -125,11 +125,11 @@ void runValidate(const Options& o, Context& context) {
   }
   out << '\n';
   printComparison(rows, {}, out);
-  out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", plan::meanAbsoluteError(rows) * 100);
+  out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", calib::meanAbsoluteError(rows) * 100);
 }
 
 void runCalibrate(const Options& o, Context& context) {
-  const std::vector<plan::MeasuredRun> runs = readAll(o.measured);
+  const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
   const RunModels models(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::string text = hw::clusterText(o.cluster);
@@ -144,11 +144,11 @@ void runCalibrate(const Options& o, Context& context) {
       throw ConfigError("--fit-gpus" + (what.rfind("--gpus", 0) == 0 ? what.substr(6) : ": " + what));
     }
   }
-  std::vector<plan::MeasuredRun> fitting;
+  std::vector<calib::MeasuredRun> fitting;
   std::vector<plan::PlanInputs> fittingInputs;
   std::vector<bool> heldOut;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const plan::MeasuredRun& run = runs[i];
+    const calib::MeasuredRun& run = runs[i];
     const bool fit = fitGpus.empty() || std::find(fitGpus.begin(), fitGpus.end(), run.strategy.grid.total()) != fitGpus.end();
     if (fit) {
       fitting.push_back(run);
@@ -163,7 +163,7 @@ void runCalibrate(const Options& o, Context& context) {
   out << fmt::format("fitting the implementation factors of {} to {} of the {} runs in {} ...\n", cluster.name,
                      fitting.size(), runs.size(), fmt::join(o.measured, ", "));
   out.flush();
-  const plan::ImplementationFit fit = plan::fitImplementation(fittingInputs, fitting);
+  const calib::ImplementationFit fit = calib::fitImplementation(fittingInputs, fitting);
 
   hw::Implementation im = fit.implementation;
   im.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", models.names(), cluster.name,
@@ -171,7 +171,7 @@ void runCalibrate(const Options& o, Context& context) {
   hw::Cluster calibrated = cluster;
   calibrated.implementation = im;
   const std::vector<plan::PlanInputs> withFit = models.inputs(o, calibrated);
-  const std::vector<plan::RunComparison> rows = plan::compareRuns(withFit, runs);
+  const std::vector<calib::RunComparison> rows = calib::compareRuns(withFit, runs);
   out << '\n';
   printComparison(rows, heldOut, out);
 
@@ -184,7 +184,7 @@ void runCalibrate(const Options& o, Context& context) {
   }
   out << "\nimplementation factors (predicted time of that kind x factor):\n";
   factors.print(out);
-  std::vector<plan::RunComparison> held;
+  std::vector<calib::RunComparison> held;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (heldOut[i]) held.push_back(rows[i]);
   }
@@ -192,7 +192,7 @@ void runCalibrate(const Options& o, Context& context) {
                      fit.errorBefore * 100, fit.errorAfter * 100);
   if (!held.empty()) {
     out << fmt::format("mean absolute error on the {} held-out runs: {:.1f}%\n", held.size(),
-                       plan::meanAbsoluteError(held) * 100);
+                       calib::meanAbsoluteError(held) * 100);
   }
   if (!o.out.empty()) {
     const std::string yaml = hw::withImplementation(text, im);

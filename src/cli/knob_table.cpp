@@ -1,5 +1,9 @@
 #include "cli/context.hpp"
 
+#include <fmt/format.h>
+
+#include "comm/communicator.hpp"
+
 namespace paraxis::cli {
 
 const std::vector<KnobSpec>& knobTable() {
@@ -10,7 +14,7 @@ const std::vector<KnobSpec>& knobTable() {
       {"threads", KnobType::kInt, "0",
        "torch intra-op threads per rank; 0 = hardware threads / ranks on the host"},
       {"json_indent", KnobType::kInt, "2", "indentation of --json output; -1 for one line"},
-      {"comm_deadline", KnobType::kSeconds, "120 s",
+      {"comm_deadline", KnobType::kSeconds, fmt::format("{:g} s", comm::kDefaultDeadlineSeconds),
        "how long any rank waits in a communication call before failing with the call named"},
       {"comm_verify", KnobType::kBool, "false",
        "exchange a fingerprint of every collective call and fail when ranks disagree"},

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/context.hpp"
+#include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
@@ -42,14 +43,7 @@ struct Options : ModelSource {
   double datasetSize = 0;
   std::string dtype = "fp32";
   std::string congestion = "expected";
-  bool fp16 = false;
-  bool noOverlap = false;
-  std::string grouping = "fusion";
-  int groups = 4;
-  std::string fusion = "4MiB";
-  std::string negotiation = "none";
-  double cycle = 0;
-  double density = 1;
+  GradientCommFlags gradientComm;
   int microPerStage = 4;
   std::string schedule = "1f1b";
   bool perLayer = false;
@@ -92,20 +86,7 @@ plan::PlanRequest request(const Options& o) {
   r.schedule = pick<plan::PipelineSchedule>("--schedule", o.schedule,
                                             {{"1f1b", plan::PipelineSchedule::kOneFOneB}, {"gpipe", plan::PipelineSchedule::kGPipe}});
   r.microBatchesPerStage = o.microPerStage;
-  plan::CommSettings& c = r.comm;
-  c.overlap = !o.noOverlap;
-  c.fp16 = o.fp16;
-  c.grouping = cost::groupingFromName(o.grouping, "--grouping");
-  c.groups = o.groups;
-  const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
-  if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
-  c.fusionBytes = *fusion;
-  c.negotiation = pick<plan::Negotiation>("--negotiation", o.negotiation,
-                                          {{"none", plan::Negotiation::kNone}, {"centralized", plan::Negotiation::kCentralized},
-                                           {"decentralized", plan::Negotiation::kDecentralized}});
-  c.cycleSeconds = o.cycle;
-  if (o.density <= 0 || o.density > 1) throw ConfigError(fmt::format("--density: expected a fraction in (0, 1], found {}", o.density));
-  c.density = o.density;
+  r.comm = o.gradientComm.apply(GradientComm{});
   return r;
 }
 
@@ -211,14 +192,7 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
   c->add_option("--dtype", o->dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
   c->add_option("--congestion", o->congestion, "optimistic, expected (default) or congested");
-  c->add_flag("--fp16-gradients", o->fp16, "gradients on the wire in fp16");
-  c->add_flag("--no-overlap", o->noOverlap, "reduce gradients after backward instead of during it");
-  c->add_option("--grouping", o->grouping, "gradient groups: fusion (default), per-layer or groups");
-  c->add_option("--groups", o->groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
-  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 4MiB)");
-  c->add_option("--negotiation", o->negotiation, "none (default), centralized or decentralized");
-  c->add_option("--cycle", o->cycle, "negotiation cycle time in seconds");
-  c->add_option("--density", o->density, "chunk-sparse gradients: fraction sent (default 1)");
+  addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--micro-batches-per-stage", o->microPerStage, "pipeline micro-batches per stage (default 4)")
       ->check(CLI::PositiveNumber);
   c->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");

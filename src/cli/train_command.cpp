@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "cli/context.hpp"
+#include "cli/gradient_comm_options.hpp"
 #include "cli/model_source.hpp"
 #include "comm/world.hpp"
 #include "core/error.hpp"
@@ -23,10 +24,7 @@ struct Options : ModelSource {
   train::TrainOptions train;
   std::string plan;
   std::string json;
-  std::string fusion = "4MiB";
-  std::string grouping = "fusion";
-  std::string negotiation = "none";
-  std::string order;  // empty: the default of CommSettings
+  GradientCommFlags gradientComm;
   std::string optimizer = "sgd";
 };
 
@@ -85,32 +83,24 @@ void applyPlan(const std::string& path, int ranks, train::TrainOptions& t) {
 
 void run(Options& o, Context& context) {
   const graph::Model model = loadModel(o);
-  const auto fusion = units::parse(o.fusion, units::Quantity::kBytes);
-  if (!fusion || *fusion <= 0) throw ConfigError(fmt::format("--fusion-bytes: expected a size such as 64MiB, found '{}'", o.fusion));
-  o.train.comm.fusionBytes = *fusion;
-  o.train.comm.grouping = cost::groupingFromName(o.grouping, "--grouping");
   if (o.optimizer != "sgd") {
     throw ConfigError(fmt::format("--optimizer: only sgd (with --momentum, --nesterov, --weight-decay) is implemented, "
                                   "found '{}'", o.optimizer));
   }
-  if (o.negotiation != "none" && o.negotiation != "decentralized") {
-    throw ConfigError(fmt::format("--negotiation: expected none or decentralized, found '{}'", o.negotiation));
+  if (o.train.lrSchedule != "constant" && o.train.lrSchedule != "step" && o.train.lrSchedule != "cosine") {
+    throw ConfigError(fmt::format("--lr-schedule: expected constant, step or cosine, found '{}'", o.train.lrSchedule));
   }
-  o.train.comm.negotiation = o.negotiation == "decentralized" ? plan::Negotiation::kDecentralized : plan::Negotiation::kNone;
-  if (!o.order.empty() && o.order != "fifo" && o.order != "priority") {
-    throw ConfigError(fmt::format("--reduce-order: expected fifo or priority, found '{}'", o.order));
-  }
-  if (!o.order.empty()) o.train.comm.priority = o.order == "priority";
-  if (o.train.schedule != "constant" && o.train.schedule != "step" && o.train.schedule != "cosine") {
-    throw ConfigError(fmt::format("--schedule: expected constant, step or cosine, found '{}'", o.train.schedule));
-  }
-  if (o.train.comm.density <= 0 || o.train.comm.density > 1) {
-    throw ConfigError(fmt::format("--density: expected a fraction in (0, 1], found {}", o.train.comm.density));
+  o.train.comm = o.gradientComm.apply(o.train.comm);
+  if (o.train.comm.negotiation == Negotiation::kCentralized) {
+    throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
   }
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
-  if (!o.plan.empty()) applyPlan(o.plan, world.comm.size(), o.train);
+  if (!o.plan.empty()) {
+    applyPlan(o.plan, world.comm.size(), o.train);
+    o.train.comm = o.gradientComm.apply(o.train.comm);  // the command line overrides the file
+  }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;
@@ -150,20 +140,10 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_flag("--nesterov", o->train.nesterov, "Nesterov momentum");
   c->add_option("--weight-decay", o->train.weightDecay, "weight decay");
   c->add_option("--warmup-epochs", o->train.warmupEpochs, "linear learning-rate warm-up");
-  c->add_option("--schedule", o->train.schedule, "constant (default), step or cosine");
+  c->add_option("--lr-schedule", o->train.lrSchedule, "learning-rate schedule: constant (default), step or cosine");
   c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)");
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
-  c->add_option("--grouping", o->grouping, "gradient groups: fusion (default), per-layer or groups");
-  c->add_option("--fusion-bytes", o->fusion, "fusion threshold (default 4MiB)");
-  c->add_option("--groups", o->train.comm.groups, "groups for --grouping groups")->check(CLI::PositiveNumber);
-  c->add_flag("!--no-overlap", o->train.comm.overlap, "reduce gradients after backward");
-  c->add_option("--negotiation", o->negotiation, "none (default) or decentralized");
-  c->add_option("--cycle", o->train.comm.cycleSeconds, "negotiation cycle in seconds");
-  c->add_option("--reduce-order", o->order,
-                "fifo (groups in backward order) or priority (the groups the next forward needs first, chunk by "
-                "chunk; the next forward overlaps the tail)");
-  c->add_flag("--fp16-gradients", o->train.comm.fp16, "gradients in fp16 on the wire");
-  c->add_option("--density", o->train.comm.density, "chunk-sparse: fraction of gradient chunks sent (default 1)");
+  addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");
   c->add_flag("--quiet", o->train.quiet, "no progress output");
   c->add_option("--checkpoint", o->train.checkpointDir, "directory for checkpoints");

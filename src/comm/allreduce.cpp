@@ -156,17 +156,17 @@ AllreduceAlgorithm chooseAllreduce(const Communicator& comm, std::size_t bytes, 
 AllreduceAlgorithm chooseAllreduce(int ranks, std::size_t bytes, const AllreduceOptions& o) {
   if (o.algorithm != AllreduceAlgorithm::kAuto) return o.algorithm;
   const auto m = static_cast<double>(bytes);
-  const cost::AllreduceEstimate flat = cost::bestFlatAllreduce(ranks, m, o.profile);
+  const alphabeta::AllreduceEstimate flat = alphabeta::bestFlatAllreduce(ranks, m, o.profile);
   if (o.hierarchy != nullptr && o.crossProfile && o.hierarchy->uniform() && o.hierarchy->localSize() > 1 &&
       o.hierarchy->groups() > 1) {
     const double twoLevel =
-        cost::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.profile, *o.crossProfile);
-    const double flatCross = cost::bestFlatAllreduce(ranks, m, *o.crossProfile).seconds;
+        alphabeta::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.profile, *o.crossProfile);
+    const double flatCross = alphabeta::bestFlatAllreduce(ranks, m, *o.crossProfile).seconds;
     if (twoLevel < flatCross) return AllreduceAlgorithm::kHierarchical;
   }
   switch (flat.algorithm) {
-    case cost::AllreduceChoice::kRecursiveDoubling: return AllreduceAlgorithm::kRecursiveDoubling;
-    case cost::AllreduceChoice::kRabenseifner: return AllreduceAlgorithm::kRabenseifner;
+    case alphabeta::AllreduceChoice::kRecursiveDoubling: return AllreduceAlgorithm::kRecursiveDoubling;
+    case alphabeta::AllreduceChoice::kRabenseifner: return AllreduceAlgorithm::kRabenseifner;
     default: return AllreduceAlgorithm::kRing;
   }
 }

@@ -31,7 +31,7 @@ struct Case {
 float pattern(std::size_t i, int rank) { return static_cast<float>((i + static_cast<std::size_t>(rank)) % 5); }
 
 // The link a flat algorithm over all ranks crosses: between hosts when there are several.
-cost::LinkParams flatLink(const BenchOptions& o) { return o.inter ? *o.inter : o.intra; }
+alphabeta::LinkParams flatLink(const BenchOptions& o) { return o.inter ? *o.inter : o.intra; }
 
 AllreduceAlgorithm allreduceAlgorithm(const std::string& name) {
   for (auto a : {AllreduceAlgorithm::kAuto, AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
@@ -43,20 +43,20 @@ AllreduceAlgorithm allreduceAlgorithm(const std::string& name) {
 }
 
 double allreduceModel(AllreduceAlgorithm a, int p, double m, const BenchOptions& o) {
-  const cost::LinkParams l = flatLink(o);
+  const alphabeta::LinkParams l = flatLink(o);
   switch (a) {
-    case AllreduceAlgorithm::kRing: return cost::ringAllreduce(p, m, l);
-    case AllreduceAlgorithm::kRecursiveDoubling: return cost::recursiveDoublingAllreduce(p, m, l);
-    case AllreduceAlgorithm::kRabenseifner: return cost::rabenseifnerAllreduce(p, m, l);
+    case AllreduceAlgorithm::kRing: return alphabeta::ringAllreduce(p, m, l);
+    case AllreduceAlgorithm::kRecursiveDoubling: return alphabeta::recursiveDoublingAllreduce(p, m, l);
+    case AllreduceAlgorithm::kRabenseifner: return alphabeta::rabenseifnerAllreduce(p, m, l);
     case AllreduceAlgorithm::kHierarchical:
       if (o.hierarchy != nullptr) {
         // The L local ranks' shards cross the host's one link at the same time: L flows share it.
-        cost::LinkParams shared = l;
+        alphabeta::LinkParams shared = l;
         shared.beta *= o.hierarchy->localSize();
-        return cost::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.intra, shared);
+        return alphabeta::hierarchicalAllreduce(o.hierarchy->localSize(), o.hierarchy->groups(), m, o.intra, shared);
       }
-      return cost::ringAllreduce(p, m, l);
-    default: return cost::bestFlatAllreduce(p, m, l).seconds;  // auto, and the best MPI could do
+      return alphabeta::ringAllreduce(p, m, l);
+    default: return alphabeta::bestFlatAllreduce(p, m, l).seconds;  // auto, and the best MPI could do
   }
 }
 
@@ -66,7 +66,7 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
   const int p = comm.size();
   const int me = comm.rank();
   const double m = static_cast<double>(count * sizeof(float));
-  const cost::LinkParams link = flatLink(o);
+  const alphabeta::LinkParams link = flatLink(o);
   Case c;
   const bool builtin = algorithm == "mpi";
   if (op == "allreduce") {
@@ -94,7 +94,7 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
     const AllgatherOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
     c.call = [&comm, &c, count, options] { allgather(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
     c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = cost::ringAllgather(p, static_cast<double>(count * p * sizeof(float)), link);
+    c.modelSeconds = alphabeta::ringAllgather(p, static_cast<double>(count * p * sizeof(float)), link);
     c.bytes = count * p * sizeof(float);
   } else if (op == "reduce_scatter") {
     count = std::max<std::size_t>(1, count / p);  // `count` was the input total
@@ -108,7 +108,7 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
     const ReduceScatterOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
     c.call = [&comm, &c, count, options] { reduceScatter(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
     c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = cost::ringReduceScatter(p, static_cast<double>(count * p * sizeof(float)), link);
+    c.modelSeconds = alphabeta::ringReduceScatter(p, static_cast<double>(count * p * sizeof(float)), link);
     c.bytes = count * p * sizeof(float);
   } else if (op == "broadcast") {
     c.recv.resize(count);
@@ -119,7 +119,7 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
       if (me == 0) std::copy(c.expected.begin(), c.expected.end(), c.recv.begin());
       broadcast(comm, c.recv.data(), count, DataType::kF32, options);
     };
-    c.modelSeconds = cost::binomialBroadcast(p, m, link);
+    c.modelSeconds = alphabeta::binomialBroadcast(p, m, link);
   } else if (op == "alltoall") {
     const std::size_t block = std::max<std::size_t>(1, count / p);
     c.send.resize(block * p);
@@ -138,7 +138,7 @@ Case makeCase(const Communicator& comm, const std::string& op, const std::string
       alltoallv(comm, c.send.data(), counts, displs, c.recv.data(), counts, displs, DataType::kF32, options);
     };
     c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = cost::pairwiseAlltoall(p, static_cast<double>(block * p * sizeof(float)), link);
+    c.modelSeconds = alphabeta::pairwiseAlltoall(p, static_cast<double>(block * p * sizeof(float)), link);
     c.bytes = block * p * sizeof(float);
   } else {
     throw ConfigError(fmt::format("bench: unknown operation '{}' (expected allreduce, allgather, reduce_scatter, "

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "cost/collective_cost.hpp"
+#include "alphabeta/collective_cost.hpp"
 
 namespace paraxis::comm {
 
@@ -25,8 +25,8 @@ struct BenchOptions {
   int iterations = 0;  // per trial; 0 picks by size
   int trials = 3;
   std::size_t segmentBytes = 256 * 1024;  // ring segment size (allreduce)
-  cost::LinkParams intra;                // between ranks of one host
-  std::optional<cost::LinkParams> inter;  // between hosts, when the job spans several
+  alphabeta::LinkParams intra;                // between ranks of one host
+  std::optional<alphabeta::LinkParams> inter;  // between hosts, when the job spans several
   const Hierarchy* hierarchy = nullptr;  // for the hierarchical algorithm
 };
 

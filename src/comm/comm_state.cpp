@@ -25,18 +25,26 @@ CommState::CommState(std::shared_ptr<Transport> transport, CommunicatorOptions o
     : transport_(std::move(transport)), options_(options) {}
 
 CommState::~CommState() {
+  std::deque<Task> orphans;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    if (worker_.joinable() && worker_.get_id() == std::this_thread::get_id()) orphans.swap(queue_);
   }
   changed_.notify_all();
   if (!worker_.joinable()) return;
-  // A task's closure may hold the last handle to this communicator; then the worker itself
-  // runs this destructor and must not join itself.
-  if (worker_.get_id() == std::this_thread::get_id()) {
-    worker_.detach();
-  } else {
-    worker_.join();
+  if (worker_.get_id() != std::this_thread::get_id()) {
+    worker_.join();  // the worker drains the queue first
+    return;
+  }
+  // The worker released the closure that held the last handle: it is running this
+  // destructor. It returns without touching the object again; what was still queued fails.
+  alive_->store(false);
+  worker_.detach();
+  for (Task& task : orphans) {
+    task.fn = nullptr;
+    task.work->finish(std::make_exception_ptr(
+        CommError(fmt::format("{} never ran: its communicator was destroyed", operationName(task.info.op)))));
   }
 }
 
@@ -93,6 +101,7 @@ Work CommState::submit(const CallInfo& info, OpFunction fn) {
 }
 
 void CommState::workerLoop() {
+  const std::shared_ptr<std::atomic<bool>> alive = alive_;
   while (true) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return (!queue_.empty() && !running_) || (stopping_ && queue_.empty()); });
@@ -109,12 +118,15 @@ void CommState::workerLoop() {
       failure = std::current_exception();
     }
     const double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    task.fn = nullptr;  // release what the closure holds before waking the caller
-    task.work->finish(failure, ran);
     lock.lock();
     running_ = false;
     lock.unlock();
     changed_.notify_all();
+    // Release what the closure holds before waking the caller. If it held the last handle,
+    // this runs ~CommState here, and `this` is gone afterwards.
+    task.fn = nullptr;
+    task.work->finish(failure, ran);
+    if (!alive->load()) return;
   }
 }
 

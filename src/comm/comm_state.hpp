@@ -1,5 +1,6 @@
 #pragma once
 // The shared state behind a Communicator handle (internal to comm).
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -60,6 +61,9 @@ class CommState {
   bool stopping_ = false;
   std::string broken_;    // why the communicator became unusable; empty while healthy
   std::thread worker_;
+  // Shared with the worker: a task's closure may hold the last handle, so releasing it can run
+  // ~CommState on the worker itself, which must then touch nothing of this object again.
+  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
 };
 
 }  // namespace paraxis::comm::detail

@@ -14,8 +14,11 @@
 
 namespace paraxis::comm {
 
+// The one default of the deadline knob (comm_deadline) and of a communicator built without it.
+inline constexpr double kDefaultDeadlineSeconds = 120.0;
+
 struct CommunicatorOptions {
-  double deadlineSeconds = 60.0;  // every blocking wait; operations may override it
+  double deadlineSeconds = kDefaultDeadlineSeconds;  // every blocking wait; operations may override it
   bool verify = false;            // exchange and compare fingerprints before each collective
 };
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "comm/types.hpp"
-#include "cost/collective_cost.hpp"
+#include "alphabeta/collective_cost.hpp"
 
 namespace paraxis::comm {
 
@@ -26,9 +26,9 @@ struct AllreduceOptions {
   // Hosts of the ranks, for kHierarchical (and kAuto, which considers it when given).
   const Hierarchy* hierarchy = nullptr;
   // α, β, γ that kAuto feeds into the cost model; a calibrated profile replaces the default.
-  cost::LinkParams profile{2e-6, 1.0 / 4e9, 1.0 / 8e9};
+  alphabeta::LinkParams profile{2e-6, 1.0 / 4e9, 1.0 / 8e9};
   // α, β, γ between hosts; kAuto considers kHierarchical only when this and `hierarchy` are set.
-  std::optional<cost::LinkParams> crossProfile;
+  std::optional<alphabeta::LinkParams> crossProfile;
   double deadlineSeconds = 0;  // 0: the communicator's default
 };
 

@@ -12,13 +12,9 @@ namespace paraxis::plan {
 // or empty when it is within every limit.
 std::string limitViolation(const PlanInputs& inputs, const Strategy& strategy);
 
-// Estimates the strategy. An infeasible strategy comes back with feasible=false and the
-// reason; one that does not fit in memory with fits=false and the component that breaks.
-// `withRange` adds the optimistic / congested iteration times (three evaluations).
+// One strategy through a fresh Oracle (oracle.hpp): for one-off estimates. Code that estimates
+// many strategies of one model and cluster keeps an Oracle instead.
 Estimate estimate(const PlanInputs& inputs, const Strategy& strategy, bool withRange = true);
-
-// One device running the whole model on `samples` per iteration: the reference for scaling
-// efficiency.
 double serialIterationSeconds(const PlanInputs& inputs, double samples);
 
 }  // namespace paraxis::plan

@@ -3,21 +3,38 @@
 #include <algorithm>
 
 namespace paraxis::plan {
-std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const CommSettings& s) {
+
+std::vector<std::vector<int>> gradientGroupLayers(const graph::Model& model, const GradientComm& settings) {
+  const std::vector<cost::LayerProfile> profiles = cost::profileLayers(model);
+  std::vector<GradientSource> sources;
+  std::vector<int> layers;
+  for (int i = model.size() - 1; i >= 0; --i) {
+    if (!carriesGradient(profiles[i])) continue;
+    sources.push_back({0, profiles[i].params * 4});
+    layers.push_back(i);
+  }
+  std::vector<std::vector<int>> groups = formGroups(sources, settings);
+  for (std::vector<int>& group : groups) {
+    for (int& entry : group) entry = layers[entry];
+  }
+  return groups;
+}
+
+std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const GradientComm& s) {
   std::vector<double> bytes;
   for (const auto& src : sources) bytes.push_back(src.bytes);
-  return cost::formGradientGroups(bytes, {s.grouping, s.fusionBytes, s.firstBucketBytes, s.groups});
+  return formGradientGroups(bytes, s);
 }
 
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
-                                 const CommSettings& s, const std::function<double(double)>& reduce,
+                                 const GradientComm& s, const std::function<double(double)>& reduce,
                                  double negotiationSeconds) {
   // Reused between calls: the oracle evaluates thousands of configurations.
   thread_local std::vector<double> bytes;
   thread_local std::vector<int> ends;
   bytes.clear();
   for (const auto& src : sources) bytes.push_back(src.bytes);
-  cost::gradientGroupEnds(bytes, {s.grouping, s.fusionBytes, s.firstBucketBytes, s.groups}, ends);
+  gradientGroupEnds(bytes, s, ends);
   GradientResult r;
   r.groups = static_cast<int>(ends.size());
   // Negotiation (or the cycle it waits for) is a latency floor in front of every group.
@@ -43,7 +60,7 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     groupSeconds.push_back(perGroupLatency + seconds);
   }
   r.exposed = std::max(0.0, networkFree - backwardSeconds);
-  if (s.priority && r.exposed > 0) {
+  if (s.order == ReduceOrder::kForwardPriority && r.exposed > 0) {
     // The work left at the end of backward belongs to the groups that became ready last
     // (the first layers'). They go out in forward order; the forward reaches group g at
     // F_g and waits until C_g, the remaining work of g and the groups before it: the wait

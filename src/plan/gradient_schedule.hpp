@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "cost/compute.hpp"
+#include "graph/model.hpp"
 #include "plan/strategy.hpp"
 
 namespace paraxis::plan {
@@ -32,11 +34,18 @@ struct GradientResult {
 // `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
 // by the caller); `negotiate()` one negotiation round.
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
-                                 const CommSettings& settings, const std::function<double(double)>& reduce,
+                                 const GradientComm& settings, const std::function<double(double)>& reduce,
                                  double negotiationSeconds);
 
 // Groups the sources' bytes (backward order) as the settings say: fusion buckets with a small
 // first bucket, one group per layer, or N groups of about equal bytes.
-std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const CommSettings& settings);
+std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const GradientComm& settings);
+
+// A layer whose weight gradient is reduced: one with parameters (all its tensors together).
+inline bool carriesGradient(const cost::LayerProfile& profile) { return profile.params > 0; }
+
+// The oracle's gradient groups for a replica that splits no layer: model layer indices, groups
+// in backward order and each group's layers in backward order, the runtime engine's order.
+std::vector<std::vector<int>> gradientGroupLayers(const graph::Model& model, const GradientComm& settings);
 
 }  // namespace paraxis::plan

@@ -1,6 +1,5 @@
 #pragma once
 // Everything an estimate depends on besides the strategy.
-#include <map>
 #include <string>
 #include <vector>
 
@@ -20,13 +19,6 @@ struct PlanInputs {
   cost::Congestion congestion = cost::Congestion::kExpected;
   StatisticalModel statistics;                // epochs to target versus global batch
   double datasetSamples = 0;                  // samples per epoch
-
-  // One device's iteration time by batch, the reference for scaling efficiency: filled on
-  // first use, since every strategy at the same batch per GPU compares against it.
-  mutable std::map<double, double> serialSeconds;
-  // The model's layers as flat numbers (cost::profileLayers), prepared on first use.
-  mutable std::vector<cost::LayerProfile> profiles;
-  mutable const graph::Model* profiledModel = nullptr;
 };
 
 }  // namespace paraxis::plan

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "plan/oracle.hpp"
 
 namespace paraxis::plan {
 namespace {
@@ -88,10 +89,12 @@ Strategy makeStrategy(const PlanInputs& in, const std::string& name, int gpus, s
   return s;
 }
 
-std::int64_t maxBatchPerGpu(const PlanInputs& in, const std::string& name, int gpus, const PlanRequest& r) {
+namespace {
+
+std::int64_t largestFittingBatch(Oracle& oracle, const std::string& name, int gpus, const PlanRequest& r) {
   auto fits = [&](std::int64_t perGpu) {
-    const Strategy s = makeStrategy(in, name, gpus, perGpu * gpus, r);
-    const Estimate e = estimate(in, s, false);
+    const Strategy s = makeStrategy(oracle.inputs(), name, gpus, perGpu * gpus, r);
+    const Estimate e = oracle.estimate(s, false);
     return e.feasible && e.fits;
   };
   if (!fits(1)) return 0;
@@ -108,12 +111,20 @@ std::int64_t maxBatchPerGpu(const PlanInputs& in, const std::string& name, int g
   return lo;
 }
 
+}  // namespace
+
+std::int64_t maxBatchPerGpu(const PlanInputs& in, const std::string& name, int gpus, const PlanRequest& r) {
+  Oracle oracle(in);
+  return largestFittingBatch(oracle, name, gpus, r);
+}
+
 std::vector<Estimate> planAll(const PlanInputs& in, const PlanRequest& r) {
+  Oracle oracle(in);
   std::vector<Estimate> out;
   for (int gpus : r.gpus) {
     for (const std::string& name : r.strategies) {
       std::int64_t perGpu = r.batchPerGpu;
-      if (r.globalBatch == 0 && perGpu == 0) perGpu = std::max<std::int64_t>(1, maxBatchPerGpu(in, name, gpus, r));
+      if (r.globalBatch == 0 && perGpu == 0) perGpu = std::max<std::int64_t>(1, largestFittingBatch(oracle, name, gpus, r));
       const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : perGpu * gpus;
       Strategy s;
       try {
@@ -128,7 +139,7 @@ std::vector<Estimate> planAll(const PlanInputs& in, const PlanRequest& r) {
         out.push_back(bad);
         continue;
       }
-      out.push_back(estimate(in, s));
+      out.push_back(oracle.estimate(s));
     }
   }
   std::stable_sort(out.begin(), out.end(), [&](const Estimate& a, const Estimate& b) {

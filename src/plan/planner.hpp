@@ -18,7 +18,7 @@ struct PlanRequest {
   std::int64_t globalBatch = 0;   // when set, the same global batch for every GPU count
   int microBatchesPerStage = 4;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
-  CommSettings comm;
+  GradientComm comm;
   Objective objective = Objective::kTimeToTrain;
 };
 

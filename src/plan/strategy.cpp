@@ -58,14 +58,6 @@ Grid parseGrid(const std::string& text) {
 
 std::string scheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }
 
-std::string negotiationName(Negotiation n) {
-  switch (n) {
-    case Negotiation::kNone: return "none";
-    case Negotiation::kCentralized: return "centralized";
-    case Negotiation::kDecentralized: return "decentralized";
-  }
-  return "?";
-}
 
 std::string MemoryBreakdown::largest() const {
   const std::pair<double, const char*> parts[] = {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cost/gradient_groups.hpp"
+#include "core/gradient_comm.hpp"
 
 namespace paraxis::plan {
 
@@ -40,23 +40,6 @@ struct Grid {
 Grid parseGrid(const std::string& text);
 
 enum class PipelineSchedule { kGPipe, kOneFOneB };
-using cost::Grouping;  // shared with the runtime's engine
-enum class Negotiation { kNone, kCentralized, kDecentralized };
-
-struct CommSettings {
-  bool overlap = true;               // reduce gradient groups while backward continues
-  Grouping grouping = Grouping::kFusion;
-  double fusionBytes = 4.0 * (1 << 20);  // lazy allreduce threshold (measured: see README)
-  double firstBucketBytes = 1.0 * (1 << 20);  // a small first bucket starts communication early
-  int groups = 4;                    // for kGroups
-  Negotiation negotiation = Negotiation::kNone;
-  double cycleSeconds = 0;           // negotiation cycle (Horovod's cycle time)
-  bool fp16 = false;                 // gradients on the wire in fp16
-  double density = 1.0;              // chunk-sparse: fraction of chunks sent
-  // Forward-priority order: chunks of the group the next forward needs first go first, and
-  // the next forward overlaps the reduction's tail (fifo: groups in backward order).
-  bool priority = true;
-};
 
 struct Strategy {
   std::string name;  // "data", "data+filter", ...
@@ -64,11 +47,9 @@ struct Strategy {
   std::int64_t globalBatch = 0;
   int microBatches = 1;  // pipeline only
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
-  CommSettings comm;
+  GradientComm comm;
 };
 
 std::string scheduleName(PipelineSchedule s);
-using cost::groupingName;
-std::string negotiationName(Negotiation n);
 
 }  // namespace paraxis::plan

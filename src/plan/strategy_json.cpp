@@ -6,9 +6,47 @@
 
 namespace paraxis::plan {
 
+nlohmann::json gradientCommJson(const GradientComm& c) {
+  return {{"overlap", c.overlap},
+          {"grouping", groupingName(c.grouping)},
+          {"fusion_bytes", c.fusionBytes},
+          {"first_bucket_bytes", c.firstBucketBytes},
+          {"groups", c.groups},
+          {"order", orderName(c.order)},
+          {"chunk_bytes", c.chunkBytes},
+          {"negotiation", negotiationName(c.negotiation)},
+          {"cycle_seconds", c.cycleSeconds},
+          {"wire", wireName(c.wire)},
+          {"density", c.density},
+          {"sparse_chunk_elements", c.sparseChunkElements}};
+}
+
+// Absent keys keep GradientComm's defaults. Files written before the wire format was a choice
+// of its own say `fp16: true` or a density below 1.
+GradientComm gradientCommFromJson(const nlohmann::json& c, const std::string& source) {
+  GradientComm g;
+  const std::string where = source + ": comm.";
+  g.overlap = c.value("overlap", g.overlap);
+  g.grouping = groupingFromName(c.value("grouping", groupingName(g.grouping)), where + "grouping");
+  g.fusionBytes = c.value("fusion_bytes", g.fusionBytes);
+  g.firstBucketBytes = c.value("first_bucket_bytes", g.firstBucketBytes);
+  g.groups = c.value("groups", g.groups);
+  g.order = orderFromName(c.value("order", orderName(g.order)), where + "order");
+  g.chunkBytes = c.value("chunk_bytes", g.chunkBytes);
+  g.negotiation = negotiationFromName(c.value("negotiation", negotiationName(g.negotiation)), where + "negotiation");
+  g.cycleSeconds = c.value("cycle_seconds", g.cycleSeconds);
+  g.density = c.value("density", g.density);
+  if (c.value("fp16", false)) g.wire = WireFormat::kF16;
+  if (g.density < 1) g.wire = WireFormat::kChunkSparse;
+  if (c.contains("wire")) g.wire = wireFromName(c.at("wire").get<std::string>(), where + "wire");
+  g.sparseChunkElements = c.value("sparse_chunk_elements", g.sparseChunkElements);
+  g.validate(source);
+  return g;
+}
+
 nlohmann::json strategyJson(const Strategy& s) {
   const Grid& g = s.grid;
-  const CommSettings& c = s.comm;
+  const GradientComm& c = s.comm;
   return {{"version", 1},
           {"name", s.name},
           {"grid",
@@ -17,11 +55,7 @@ nlohmann::json strategyJson(const Strategy& s) {
           {"global_batch", s.globalBatch},
           {"micro_batches", s.microBatches},
           {"schedule", scheduleName(s.schedule)},
-          {"comm",
-           {{"overlap", c.overlap}, {"grouping", groupingName(c.grouping)}, {"fusion_bytes", c.fusionBytes},
-            {"first_bucket_bytes", c.firstBucketBytes}, {"groups", c.groups},
-            {"negotiation", negotiationName(c.negotiation)}, {"cycle_seconds", c.cycleSeconds}, {"fp16", c.fp16},
-            {"density", c.density}, {"order", c.priority ? "priority" : "fifo"}}}};
+          {"comm", gradientCommJson(s.comm)}};
 }
 
 Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
@@ -45,26 +79,7 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
     const std::string schedule = d.value("schedule", "1f1b");
     if (schedule != "1f1b" && schedule != "gpipe") fail("schedule", "expected 1f1b or gpipe, found '" + schedule + "'");
     s.schedule = schedule == "gpipe" ? PipelineSchedule::kGPipe : PipelineSchedule::kOneFOneB;
-    if (d.contains("comm")) {
-      const auto& c = d.at("comm");
-      s.comm.overlap = c.value("overlap", true);
-      s.comm.grouping = cost::groupingFromName(c.value("grouping", "fusion"), source + ": comm.grouping");
-      s.comm.fusionBytes = c.value("fusion_bytes", s.comm.fusionBytes);
-      s.comm.firstBucketBytes = c.value("first_bucket_bytes", s.comm.firstBucketBytes);
-      s.comm.groups = c.value("groups", s.comm.groups);
-      const std::string negotiation = c.value("negotiation", "none");
-      if (negotiation == "none") s.comm.negotiation = Negotiation::kNone;
-      else if (negotiation == "centralized") s.comm.negotiation = Negotiation::kCentralized;
-      else if (negotiation == "decentralized") s.comm.negotiation = Negotiation::kDecentralized;
-      else fail("comm.negotiation", "expected none, centralized or decentralized, found '" + negotiation + "'");
-      s.comm.cycleSeconds = c.value("cycle_seconds", 0.0);
-      s.comm.fp16 = c.value("fp16", false);
-      s.comm.density = c.value("density", 1.0);
-      const std::string order = c.value("order", s.comm.priority ? "priority" : "fifo");
-      if (order != "fifo" && order != "priority") fail("comm.order", "expected fifo or priority, found '" + order + "'");
-      s.comm.priority = order == "priority";
-      if (s.comm.density <= 0 || s.comm.density > 1) fail("comm.density", "expected a fraction in (0, 1]");
-    }
+    if (d.contains("comm")) s.comm = gradientCommFromJson(d.at("comm"), source);
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(fmt::format("{}: malformed strategy: {}", source, e.what()));

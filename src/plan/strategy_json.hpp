@@ -9,6 +9,9 @@
 
 namespace paraxis::plan {
 
+// The gradient-communication section of a strategy file (also in train reports).
+nlohmann::json gradientCommJson(const GradientComm& settings);
+GradientComm gradientCommFromJson(const nlohmann::json& section, const std::string& source);
 nlohmann::json strategyJson(const Strategy& strategy);
 // Throws ConfigError naming `source` and the key when the document is malformed.
 Strategy strategyFromJson(const nlohmann::json& document, const std::string& source);

@@ -1,7 +1,8 @@
 #include "train/data_parallel.hpp"
 
 #include <chrono>
-#include <unordered_map>
+
+#include "core/check.hpp"
 
 namespace paraxis::train {
 namespace {
@@ -12,26 +13,21 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 
 }  // namespace
 
-DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, reduce::EngineOptions engine, SgdOptions sgd)
+DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientComm gradientComm, SgdOptions sgd)
     : comm_(std::move(comm)), net_(std::move(net)), sgd_(sgd) {
-  parameters_ = net_->parameters();
-  engine_ = std::make_unique<reduce::GradientEngine>(comm_, parameters_, engine);
-  for (const auto& p : parameters_) momentum_.push_back(torch::zeros_like(p));
-  sparse_ = engine.density < 1.0;
-  // Which groups each layer's weights sit in, for the forward that completes them.
-  std::unordered_map<const void*, int> index;
-  for (int i = 0; i < static_cast<int>(parameters_.size()); ++i) index[parameters_[i].unsafeGetTensorImpl()] = i;
-  std::vector<int> groupOf(parameters_.size(), -1);
-  for (int g = 0; g < engine_->groupCount(); ++g) {
-    for (int i : engine_->groupOf(g)) groupOf[i] = g;
-  }
-  groupsOfLayer_.resize(net_->model().size());
+  reduce::GradientEngine::Layers layers;
   for (int layer = 0; layer < net_->model().size(); ++layer) {
-    for (const torch::Tensor& p : net_->layerParameters(layer)) {
-      const int g = groupOf.at(index.at(p.unsafeGetTensorImpl()));
-      std::vector<int>& groups = groupsOfLayer_[layer];
-      if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
-    }
+    layers.push_back(net_->layerParameters(layer));
+    parameters_.insert(parameters_.end(), layers.back().begin(), layers.back().end());
+  }
+  check(parameters_.size() == net_->parameters().size(), "every parameter belongs to one IR layer");
+  engine_ = std::make_unique<reduce::GradientEngine>(comm_, std::move(layers), gradientComm, sgd.momentum);
+  for (const auto& p : parameters_) momentum_.push_back(torch::zeros_like(p));
+  sparse_ = gradientComm.sparse();
+  // Which groups each layer's weights sit in, for the forward that completes them.
+  groupsOfLayer_.resize(net_->model().size());
+  for (int g = 0; g < engine_->groupCount(); ++g) {
+    for (int layer : engine_->groupLayers(g)) groupsOfLayer_[layer].push_back(g);
   }
   pending_.assign(engine_->groupCount(), 0);
   net_->setBeforeLayer([this](int layer) {
@@ -40,6 +36,8 @@ DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, reduce::E
     }
   });
 }
+
+DataParallelStep::~DataParallelStep() { net_->setBeforeLayer({}); }
 
 void DataParallelStep::setSparse(bool enabled) {
   synchronize();

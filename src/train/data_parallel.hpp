@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "comm/communicator.hpp"
+#include "core/gradient_comm.hpp"
 #include "reduce/gradient_engine.hpp"
 #include "train/ir_module.hpp"
 
@@ -24,12 +25,19 @@ struct StepTimes {  // seconds of the last step
 
 class DataParallelStep {
  public:
-  DataParallelStep(comm::Communicator comm, IrNet net, reduce::EngineOptions engine, SgdOptions sgd);
+  DataParallelStep(comm::Communicator comm, IrNet net, GradientComm gradientComm, SgdOptions sgd);
+  DataParallelStep(const DataParallelStep&) = delete;  // the net's before-layer hook holds `this`
+  DataParallelStep& operator=(const DataParallelStep&) = delete;
+  DataParallelStep(DataParallelStep&&) = delete;
+  DataParallelStep& operator=(DataParallelStep&&) = delete;
+  ~DataParallelStep();
 
   // Returns the local loss. Gradients are averaged over ranks before the update.
   double step(const torch::Tensor& inputs, const torch::Tensor& targets, double learningRate);
 
   IrNet& net() { return net_; }
+  // Every parameter, in the engine's order (layer by layer, forward); groupOf indexes it.
+  const std::vector<torch::Tensor>& parameters() const { return parameters_; }
   reduce::GradientEngine& engine() { return *engine_; }
   std::vector<torch::Tensor>& momentumBuffers() { return momentum_; }
   const StepTimes& times() const { return times_; }
@@ -44,7 +52,7 @@ class DataParallelStep {
  private:
   comm::Communicator comm_;
   IrNet net_;
-  std::vector<torch::Tensor> parameters_;
+  std::vector<torch::Tensor> parameters_;  // the engine's order: layer by layer, forward
   std::unique_ptr<reduce::GradientEngine> engine_;
   SgdOptions sgd_;
   bool sparse_ = false;

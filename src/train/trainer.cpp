@@ -22,32 +22,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kWarmupIterations = 3;
 
-reduce::EngineOptions engineOptions(const TrainOptions& o) {
-  const plan::CommSettings& c = o.comm;
-  reduce::EngineOptions e;
-  e.grouping = c.grouping;
-  e.fusionBytes = static_cast<std::size_t>(c.fusionBytes);
-  e.firstBucketBytes = static_cast<std::size_t>(c.firstBucketBytes);
-  e.groups = c.groups;
-  e.overlap = c.overlap;
-  e.negotiate = c.negotiation == plan::Negotiation::kDecentralized;
-  if (c.negotiation == plan::Negotiation::kCentralized) {
-    throw ConfigError("centralized negotiation is modelled by plan but not run by train: use decentralized or none");
-  }
-  if (c.cycleSeconds > 0) e.cycleSeconds = c.cycleSeconds;
-  e.fp16 = c.fp16;
-  e.density = c.density;
-  e.priority = c.priority;
-  e.sparseMomentum = o.momentum;
-  return e;
-}
-
 double learningRate(const TrainOptions& o, double epochProgress, int ranks) {
   double lr = o.learningRate * (o.scaleLearningRate ? ranks : 1);
   if (o.warmupEpochs > 0 && epochProgress < o.warmupEpochs) lr *= (epochProgress + 1e-9) / o.warmupEpochs;
   const double t = epochProgress / std::max(1, o.epochs);
-  if (o.schedule == "step") lr *= t < 0.5 ? 1.0 : t < 0.75 ? 0.1 : 0.01;
-  if (o.schedule == "cosine") lr *= 0.5 * (1 + std::cos(std::numbers::pi * t));
+  if (o.lrSchedule == "step") lr *= t < 0.5 ? 1.0 : t < 0.75 ? 0.1 : 0.01;
+  if (o.lrSchedule == "cosine") lr *= 0.5 * (1 + std::cos(std::numbers::pi * t));
   return lr;
 }
 
@@ -106,7 +86,10 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   report.threads = configureTorchThreads(o.threads, comm.size());
   torch::manual_seed(o.seed);  // identical initial weights on every rank
   const Data data = loadData(o, model);
-  DataParallelStep dp(comm, IrNet(model), engineOptions(o), {o.momentum, o.nesterov, o.weightDecay});
+  if (o.comm.negotiation == Negotiation::kCentralized) {
+    throw ConfigError("centralized negotiation is modelled by plan but not run by train: use decentralized or none");
+  }
+  DataParallelStep dp(comm, IrNet(model), o.comm, {o.momentum, o.nesterov, o.weightDecay});
   dp.net()->train();
   const bool lead = comm.rank() == 0;
   const bool terminal = isatty(STDOUT_FILENO) != 0 && !o.quiet;
@@ -133,7 +116,7 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
   std::int64_t measured = 0;
   for (int epoch = static_cast<int>(done / perEpoch); epoch < epochs && done < total; ++epoch) {
     const auto epochStart = Clock::now();
-    dp.setSparse(o.comm.density < 1.0 && epoch >= o.sparseWarmupEpochs);
+    dp.setSparse(o.comm.sparse() && epoch >= o.sparseWarmupEpochs);
     const std::vector<std::int64_t> mine = shardIndices(data.train.size(), comm.rank(), comm.size(), o.batchPerRank, o.seed, epoch);
     const torch::Tensor index = torch::tensor(mine, torch::kInt64);
     double lossSum = 0;

@@ -26,15 +26,11 @@ struct TrainOptions {
   bool nesterov = false;
   double weightDecay = 0;
   double warmupEpochs = 0;
-  std::string schedule = "constant";  // constant, step, cosine
+  std::string lrSchedule = "constant";  // constant, step, cosine
   int threads = 0;
   std::uint64_t seed = 1;
   // The gradient engine, in the strategy file's vocabulary (a plan's settings apply as they are).
-  plan::CommSettings comm = [] {
-    plan::CommSettings c;
-    c.cycleSeconds = 0.5e-3;
-    return c;
-  }();
+  GradientComm comm;
   double sparseWarmupEpochs = 1;
   bool quiet = false;
   std::string checkpointDir;        // write checkpoints here

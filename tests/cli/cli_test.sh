@@ -85,7 +85,7 @@ else
 fi
 rm -f "$emitted"
 expect_error "--density: expected a fraction in \(0, 1\], found 2" train --density 2
-expect_error "--schedule: expected constant, step or cosine" train --schedule linear
+expect_error "--lr-schedule: expected constant, step or cosine" train --lr-schedule linear
 expect_error "--optimizer: only sgd" train --optimizer adam
 expect_error "nope.json: cannot open the strategy file" train --plan nope.json
 strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)

@@ -2,12 +2,14 @@
 // of hanging or corrupting data.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "comm/collectives.hpp"
+#include "comm/comm_state.hpp"
 #include "comm_test_world.hpp"
 
 namespace paraxis::comm {
@@ -91,6 +93,32 @@ TEST(Deadline, PerCallOverrideAppliesToPointToPoint) {
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.6);
     EXPECT_NE(message.find("recv #0 (4 B) from rank 1 (tag 3): no progress within the 300 ms deadline"), std::string::npos)
         << message;
+  }
+  barrier(*testing::gWorld);
+}
+
+// A queued operation whose closure holds the last handle to its communicator: releasing
+// the closure destroys the communicator on its own progress thread. The work must still
+// complete, and an operation queued behind it must fail with a line, not hang or crash.
+TEST(Lifetime, AClosureHoldingTheLastHandleTearsDownOnItsWorker) {
+  for (int round = 0; round < 20; ++round) {
+    Work first;
+    Work second;
+    {
+      Communicator comm = freshComm();
+      auto& state = comm.state();
+      const CallInfo info{.op = Operation::kSend, .root = comm.rank()};
+      // An inline transport runs the closure at once: nothing may wait for the release then.
+      std::atomic<bool> release{!state.transport().threadSafe()};
+      first = state.submit(info, [held = comm, &release](OpContext&) {
+        while (!release.load()) std::this_thread::yield();
+      });
+      second = state.submit(info, [](OpContext&) {});
+      release.store(true);
+    }  // the last handle is now inside the first closure (or already gone)
+    EXPECT_NO_THROW(first.wait());
+    const std::string message = messageOf([&] { second.wait(); });
+    EXPECT_TRUE(message == "no error" || message.find("never ran") != std::string::npos) << message;
   }
   barrier(*testing::gWorld);
 }

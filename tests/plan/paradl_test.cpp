@@ -10,7 +10,7 @@
 
 #include "graph/zoo/zoo.hpp"
 #include "hw/presets.hpp"
-#include "plan/calibration.hpp"
+#include "calib/calibration.hpp"
 #include "plan/paradl.hpp"
 #include "plan/planner.hpp"
 
@@ -118,12 +118,12 @@ std::vector<Row> readTable() {
 
 // The measured runs shaped as they ran (tests/data/paradl_abci_resnet50_runs.csv: the grids,
 // batches and no overlap of ChainerMN), in the table's order.
-std::vector<MeasuredRun> readRuns() {
-  return readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
+std::vector<calib::MeasuredRun> readRuns() {
+  return calib::readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
 }
 
 // The measured ranking, filter ahead of channel included, at every GPU count.
-void expectMeasuredRanking(const std::vector<Row>& table, const std::vector<RunComparison>& predicted,
+void expectMeasuredRanking(const std::vector<Row>& table, const std::vector<calib::RunComparison>& predicted,
                            const char* model) {
   std::map<int, std::vector<std::pair<double, const Row*>>> byGpus;
   for (std::size_t i = 0; i < table.size(); ++i) byGpus[table[i].gpus].push_back({predicted[i].total, &table[i]});
@@ -138,7 +138,7 @@ void expectMeasuredRanking(const std::vector<Row>& table, const std::vector<RunC
 
 TEST_F(Abci, DefaultModelAgainstTheMeasuredComparison) {
   const std::vector<Row> table = readTable();
-  const std::vector<MeasuredRun> runs = readRuns();
+  const std::vector<calib::MeasuredRun> runs = readRuns();
   ASSERT_EQ(table.size(), 12U);
   ASSERT_EQ(runs.size(), table.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -147,19 +147,18 @@ TEST_F(Abci, DefaultModelAgainstTheMeasuredComparison) {
     ASSERT_EQ(runs[i].total, table[i].measured);
   }
   // The hardware model alone (implementation factors 1).
-  const std::vector<RunComparison> hardware = compareRuns(in, runs);
+  const std::vector<calib::RunComparison> hardware = calib::compareRuns(in, runs);
 
   // The implementation factors of ChainerMN/ChainerMNX, fitted on the 32- and 64-GPU runs
   // only; the 128- and 256-GPU runs are held out.
-  std::vector<MeasuredRun> fitting, heldOut;
-  for (const MeasuredRun& run : runs) (run.strategy.grid.total() <= 64 ? fitting : heldOut).push_back(run);
-  const ImplementationFit fit = fitImplementation(in, fitting);
+  std::vector<calib::MeasuredRun> fitting, heldOut;
+  for (const calib::MeasuredRun& run : runs) (run.strategy.grid.total() <= 64 ? fitting : heldOut).push_back(run);
+  const calib::ImplementationFit fit = calib::fitImplementation(in, fitting);
   hw::Cluster fitted = cluster;
   fitted.implementation = fit.implementation;
   PlanInputs withFit = in;
   withFit.cluster = &fitted;
-  withFit.serialSeconds.clear();
-  const std::vector<RunComparison> calibrated = compareRuns(withFit, runs);
+  const std::vector<calib::RunComparison> calibrated = calib::compareRuns(withFit, runs);
 
   const hw::Implementation& f = fit.implementation;
   std::printf("implementation factors fitted on the %zu runs at 32 and 64 GPUs: spatial_compute %.3g, filter_compute %.3g, "
@@ -181,32 +180,31 @@ TEST_F(Abci, DefaultModelAgainstTheMeasuredComparison) {
   }
   paradlError /= static_cast<double>(table.size());
   heldOutError /= static_cast<double>(heldOut.size());
-  const double mae = meanAbsoluteError(calibrated);
+  const double mae = calib::meanAbsoluteError(calibrated);
   std::printf("mean absolute error: ParaDL %.1f%%, paraxis hardware model %.1f%%, paraxis with the fitted "
               "implementation %.1f%% (held-out runs alone %.1f%%)\n",
-              paradlError * 100, meanAbsoluteError(hardware) * 100, mae * 100, heldOutError * 100);
+              paradlError * 100, calib::meanAbsoluteError(hardware) * 100, mae * 100, heldOutError * 100);
 
   expectMeasuredRanking(table, hardware, "hardware model");
   expectMeasuredRanking(table, calibrated, "fitted");
   EXPECT_LE(mae, 0.20);           // issue #3's target (ParaDL's own: 27 % on these rows)
   EXPECT_LE(heldOutError, 0.20);  // and on runs the fit never saw
-  EXPECT_LT(meanAbsoluteError(hardware), 0.45);  // regression guard on the hardware model alone
+  EXPECT_LT(calib::meanAbsoluteError(hardware), 0.45);  // regression guard on the hardware model alone
 }
 
 TEST_F(Abci, LeaveOneOutPredictsEachMeasuredRun) {
   // Each run predicted by factors fitted on the other eleven.
   const std::vector<Row> table = readTable();
-  const std::vector<MeasuredRun> runs = readRuns();
+  const std::vector<calib::MeasuredRun> runs = readRuns();
   double error = 0;
   for (std::size_t out = 0; out < runs.size(); ++out) {
-    std::vector<MeasuredRun> others = runs;
+    std::vector<calib::MeasuredRun> others = runs;
     others.erase(others.begin() + static_cast<std::ptrdiff_t>(out));
     hw::Cluster fitted = cluster;
-    fitted.implementation = fitImplementation(in, others).implementation;
+    fitted.implementation = calib::fitImplementation(in, others).implementation;
     PlanInputs withFit = in;
     withFit.cluster = &fitted;
-    withFit.serialSeconds.clear();
-    const RunComparison row = compareRuns(withFit, {runs[out]}).front();
+    const calib::RunComparison row = calib::compareRuns(withFit, {runs[out]}).front();
     std::printf("%-8s %5d measured %8.0f predicted %8.0f error %4.0f%%\n", table[out].strategy.c_str(), table[out].gpus,
                 runs[out].total, row.total, row.error * 100);
     error += row.error;

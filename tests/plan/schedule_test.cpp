@@ -10,7 +10,7 @@ namespace {
 
 TEST(GradientSchedule, FusionStartsWithASmallBucket) {
   const std::vector<GradientSource> sources{{1, 0.5e6}, {2, 2e6}, {3, 30e6}, {4, 40e6}, {5, 1e6}};
-  CommSettings s;
+  GradientComm s;
   s.fusionBytes = 64e6;
   s.firstBucketBytes = 1e6;
   const auto groups = formGroups(sources, s);
@@ -28,7 +28,7 @@ TEST(GradientSchedule, FusionStartsWithASmallBucket) {
 TEST(GradientSchedule, OverlapHidesAllButTheTail) {
   // Two groups ready at 1 s and 2 s (backward ends at 2 s), each taking 0.5 s to reduce.
   const std::vector<GradientSource> sources{{1, 100}, {2, 100}};
-  CommSettings s;
+  GradientComm s;
   s.grouping = Grouping::kPerLayer;
   auto reduce = [](double) { return 0.5; };
   GradientResult r = scheduleGradients(sources, 2, s, reduce, 0);
@@ -50,15 +50,15 @@ TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
   // Backward order: the last layer (ready at 1 s, 1.5 s to reduce, reached 0.5 s into the
   // next forward), then the first (ready at 2 s, 1 s, reached at once); backward ends at 2 s.
   const std::vector<GradientSource> sources{{1, 1.5, 0.5}, {2, 1.0, 0.0}};
-  CommSettings s;
+  GradientComm s;
   s.grouping = Grouping::kPerLayer;
-  s.priority = false;
+  s.order = ReduceOrder::kFifo;
   auto reduce = [](double bytes) { return bytes; };
   // In order: 1 .. 2.5, then 2.5 .. 3.5: 1.5 s after backward.
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0).exposed, 1.5);
   // Forward priority: the first layer's 1 s goes first (the forward waits 1 s), then the
   // 0.5 s left of the other ends at 1.5 s, when the forward (at 1 + 0.5 s) reaches it.
-  s.priority = true;
+  s.order = ReduceOrder::kForwardPriority;
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0).exposed, 1.0);
 }
 

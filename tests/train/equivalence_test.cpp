@@ -23,6 +23,7 @@ comm::Communicator* gWorld = nullptr;
 constexpr int kLocalBatch = 4;
 constexpr int kSteps = 3;
 constexpr double kLr = 0.05;
+constexpr double kSparseMomentum = 0.9;  // the SGD momentum DataParallelStep hands the compressor
 
 graph::Model tinyModel() {
   graph::ModelBuilder b("tiny", graph::TensorShape{2, {8, 8}});
@@ -44,7 +45,7 @@ Batches data(int ranks) {
   return {torch::randn({kSteps * global, 2, 8, 8}), torch::randint(5, {kSteps * global}, torch::kInt64)};
 }
 
-std::vector<torch::Tensor> trainDistributed(const comm::Communicator& comm, const reduce::EngineOptions& engine,
+std::vector<torch::Tensor> trainDistributed(const comm::Communicator& comm, const GradientComm& engine,
                                             std::vector<double>* losses = nullptr) {
   const Batches d = data(comm.size());
   torch::manual_seed(7);
@@ -57,7 +58,7 @@ std::vector<torch::Tensor> trainDistributed(const comm::Communicator& comm, cons
   }
   dp.synchronize();
   std::vector<torch::Tensor> out;
-  for (const auto& p : dp.net()->parameters()) out.push_back(p.detach().clone());
+  for (const auto& p : dp.parameters()) out.push_back(p.detach().clone());
   return out;
 }
 
@@ -66,12 +67,12 @@ std::vector<torch::Tensor> trainSerial(int ranks) {
   const comm::Communicator self(comm::self::makeSelfTransport());
   const Batches d = data(ranks);
   torch::manual_seed(7);
-  DataParallelStep dp(self, IrNet(tinyModel()), {}, {0.9, false, 1e-4});
+  DataParallelStep dp(self, IrNet(tinyModel()), GradientComm{}, {0.9, false, 1e-4});
   const int global = kLocalBatch * ranks;
   for (int s = 0; s < kSteps; ++s) dp.step(d.x.narrow(0, s * global, global), d.y.narrow(0, s * global, global), kLr);
   dp.synchronize();
   std::vector<torch::Tensor> out;
-  for (const auto& p : dp.net()->parameters()) out.push_back(p.detach().clone());
+  for (const auto& p : dp.parameters()) out.push_back(p.detach().clone());
   return out;
 }
 
@@ -87,30 +88,33 @@ double relativeDifference(const std::vector<torch::Tensor>& a, const std::vector
 
 struct Setting {
   const char* name;
-  reduce::EngineOptions options;
+  GradientComm options;
 };
 
 std::vector<Setting> denseSettings() {
-  reduce::EngineOptions fusion;
+  GradientComm fusion;
+  fusion.order = ReduceOrder::kFifo;
   fusion.fusionBytes = 600;  // several buckets even for this small model
   fusion.firstBucketBytes = 100;
-  reduce::EngineOptions perLayer;
-  perLayer.grouping = reduce::Grouping::kPerLayer;
-  reduce::EngineOptions groups;
-  groups.grouping = reduce::Grouping::kGroups;
+  GradientComm perLayer;
+  perLayer.order = ReduceOrder::kFifo;
+  perLayer.grouping = Grouping::kPerLayer;
+  GradientComm groups;
+  groups.order = ReduceOrder::kFifo;
+  groups.grouping = Grouping::kGroups;
   groups.groups = 3;
-  reduce::EngineOptions noOverlap = fusion;
+  GradientComm noOverlap = fusion;
   noOverlap.overlap = false;
-  reduce::EngineOptions negotiated = perLayer;
-  negotiated.negotiate = true;
+  GradientComm negotiated = perLayer;
+  negotiated.negotiation = Negotiation::kDecentralized;
   // Forward-priority order: more urgent groups overtake queued ones; the next forward
   // completes the updates.
-  reduce::EngineOptions priority = fusion;
-  priority.priority = true;
+  GradientComm priority = fusion;
+  priority.order = ReduceOrder::kForwardPriority;
   priority.chunkBytes = 64;  // far smaller than the groups: partly sent groups get overtaken
-  reduce::EngineOptions priorityPerLayer = perLayer;
-  priorityPerLayer.priority = true;
-  reduce::EngineOptions priorityNoOverlap = priority;
+  GradientComm priorityPerLayer = perLayer;
+  priorityPerLayer.order = ReduceOrder::kForwardPriority;
+  GradientComm priorityNoOverlap = priority;
   priorityNoOverlap.overlap = false;
   return {{"fusion", fusion},
           {"per-layer", perLayer},
@@ -131,11 +135,19 @@ TEST(Equivalence, DenseFp32MatchesOneRankInEveryGroupingAndNegotiationSetting) {
 }
 
 TEST(Equivalence, Fp16OnTheWireStaysWithinHalfPrecision) {
-  reduce::EngineOptions fp16;
-  fp16.fp16 = true;
+  GradientComm fp16;
+  fp16.wire = WireFormat::kF16;
   const double difference = relativeDifference(trainDistributed(*gWorld, fp16), trainSerial(gWorld->size()));
   EXPECT_LT(difference, 5e-3);  // a few fp16 roundings (2^-11) of the gradients per step
   EXPECT_GT(difference, 0);     // the wire really was narrower
+}
+
+TEST(Equivalence, Bf16OnTheWireStaysWithinItsPrecision) {
+  GradientComm bf16;
+  bf16.wire = WireFormat::kBF16;
+  const double difference = relativeDifference(trainDistributed(*gWorld, bf16), trainSerial(gWorld->size()));
+  EXPECT_LT(difference, 4e-2);  // a few bf16 roundings (2^-8) of the gradients per step
+  EXPECT_GT(difference, 0);
 }
 
 // A dense tensor's elements in memory order (the engine's buffers hold gradients laid out
@@ -147,12 +159,15 @@ torch::Tensor laidOutLike(const torch::Tensor& flat, const torch::Tensor& like) 
 
 // Every rank's compressor simulated in one process: momentum-corrected accumulation, chunks
 // picked by norms summed over ranks, the average of the picked chunks applied.
-std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOptions& o,
+std::vector<torch::Tensor> trainSparseSerial(int ranks, const GradientComm& o,
                                              const std::vector<std::vector<int>>& groups) {
   const Batches d = data(ranks);
   torch::manual_seed(7);
   IrNet net(tinyModel());
-  std::vector<torch::Tensor> params = net->parameters();
+  std::vector<torch::Tensor> params;  // in the engine's order, layer by layer
+  for (int layer = 0; layer < net->model().size(); ++layer) {
+    for (const auto& p : net->layerParameters(layer)) params.push_back(p);
+  }
   std::vector<std::vector<torch::Tensor>> velocity(ranks), residual(ranks);
   for (int r = 0; r < ranks; ++r) {
     for (const auto& g : groups) {
@@ -179,13 +194,13 @@ std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOpti
     torch::NoGradGuard noGrad;
     for (std::size_t gi = 0; gi < groups.size(); ++gi) {
       const std::int64_t n = flat[0][gi].numel();
-      const std::int64_t chunks = (n + o.chunkElements - 1) / o.chunkElements;
+      const std::int64_t chunks = (n + o.sparseChunkElements - 1) / o.sparseChunkElements;
       torch::Tensor norms = torch::zeros({chunks});
       for (int r = 0; r < ranks; ++r) {
-        velocity[r][gi].mul_(o.sparseMomentum).add_(flat[r][gi]);
+        velocity[r][gi].mul_(kSparseMomentum).add_(flat[r][gi]);
         residual[r][gi].add_(velocity[r][gi]);
-        norms += torch::constant_pad_nd(residual[r][gi], {0, chunks * o.chunkElements - n})
-                     .view({chunks, o.chunkElements}).pow(2).sum(1);
+        norms += torch::constant_pad_nd(residual[r][gi], {0, chunks * o.sparseChunkElements - n})
+                     .view({chunks, o.sparseChunkElements}).pow(2).sum(1);
       }
       const std::int64_t keep = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.density * chunks)));
       std::vector<std::int64_t> order(chunks);
@@ -195,8 +210,8 @@ std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOpti
       order.resize(keep);
       torch::Tensor update = torch::zeros({n});
       for (std::int64_t c : order) {
-        const std::int64_t begin = c * o.chunkElements;
-        const std::int64_t len = std::min(n, begin + o.chunkElements) - begin;
+        const std::int64_t begin = c * o.sparseChunkElements;
+        const std::int64_t len = std::min(n, begin + o.sparseChunkElements) - begin;
         torch::Tensor sum = torch::zeros({len});
         for (int r = 0; r < ranks; ++r) sum += residual[r][gi].narrow(0, begin, len) * (1.0F / static_cast<float>(ranks));
         update.narrow(0, begin, len).copy_(sum);
@@ -220,17 +235,18 @@ std::vector<torch::Tensor> trainSparseSerial(int ranks, const reduce::EngineOpti
 }
 
 TEST(Equivalence, ChunkSparseMatchesASerialSimulationOfTheCompressor) {
-  reduce::EngineOptions o;
+  GradientComm o;
+  o.wire = WireFormat::kChunkSparse;
   o.density = 0.25;
-  o.chunkElements = 16;
+  o.sparseChunkElements = 16;
   o.fusionBytes = 600;
   o.firstBucketBytes = 100;
   std::vector<std::vector<int>> groups;
   {
     torch::manual_seed(7);
-    IrNet probe(tinyModel());
-    reduce::GradientEngine engine(comm::Communicator(comm::self::makeSelfTransport()), probe->parameters(), o);
-    for (int g = 0; g < engine.groupCount(); ++g) groups.push_back(engine.groupOf(g));
+    DataParallelStep probe(comm::Communicator(comm::self::makeSelfTransport()), IrNet(tinyModel()), o,
+                           {kSparseMomentum, false, 1e-4});
+    for (int g = 0; g < probe.engine().groupCount(); ++g) groups.push_back(probe.engine().groupOf(g));
   }
   const auto distributed = trainDistributed(*gWorld, o);
   const auto serial = trainSparseSerial(gWorld->size(), o, groups);

@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "cost/efficiency_fit.hpp"
+#include "calib/efficiency_fit.hpp"
 #include "graph/model.hpp"
 
 namespace paraxis::calib {
@@ -15,7 +15,7 @@ namespace paraxis::calib {
 // one warm-up. One call per layer that computes, with its FLOPs and bytes from the IR.
 // `beforePass` runs before every pass: ranks that time at once (as they train at once,
 // sharing the node's cores and memory) line their passes up there.
-std::vector<cost::TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
+std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
                                          const std::function<void()>& beforePass = {});
 
 }  // namespace paraxis::calib

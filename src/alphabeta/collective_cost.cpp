@@ -1,8 +1,8 @@
-#include "cost/collective_cost.hpp"
+#include "alphabeta/collective_cost.hpp"
 
 #include <cmath>
 
-namespace paraxis::cost {
+namespace paraxis::alphabeta {
 namespace {
 
 int ceilLog2(int p) {
@@ -97,4 +97,4 @@ AllreduceEstimate bestFlatAllreduce(int p, double m, const LinkParams& l) {
   return best;
 }
 
-}  // namespace paraxis::cost
+}  // namespace paraxis::alphabeta

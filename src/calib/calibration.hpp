@@ -9,7 +9,11 @@
 #include "plan/estimate.hpp"
 #include "plan/inputs.hpp"
 
-namespace paraxis::plan {
+namespace paraxis::calib {
+
+using plan::Estimate;
+using plan::PlanInputs;
+using plan::Strategy;
 
 struct MeasuredRun {
   std::string label;         // the file's name for the run (defaults to the strategy)
@@ -60,4 +64,4 @@ ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<
 // The same with inputs[i] for runs[i]; every inputs[i].cluster must be the same machine.
 ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs);
 
-}  // namespace paraxis::plan
+}  // namespace paraxis::calib

@@ -1,4 +1,4 @@
-#include "calib/compute_bench.hpp"
+#include "calib/torch/compute_bench.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 
 namespace paraxis::calib {
 
-std::vector<cost::TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
+std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
                                          const std::function<void()>& beforePass) {
   train::configureTorchThreads(threads, 1);
   torch::manual_seed(1);
@@ -35,7 +35,7 @@ std::vector<cost::TimedCall> benchLayers(const graph::Model& model, std::int64_t
   }
   net->setBeforeLayer(nullptr);
 
-  std::vector<cost::TimedCall> calls;
+  std::vector<TimedCall> calls;
   for (int i = 1; i < model.size(); ++i) {
     const graph::Layer& layer = model.layer(i);
     if (layer.counts.forwardFlops <= 0 || seconds[i].empty()) continue;

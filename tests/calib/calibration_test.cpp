@@ -1,6 +1,6 @@
 // Implementation factors: what they scale in an estimate, reading measured runs, and fitting
 // the factors back from runs the model itself produced with known ones.
-#include "plan/calibration.hpp"
+#include "calib/calibration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "hw/presets.hpp"
 #include "plan/estimator.hpp"
 #include "plan/planner.hpp"
-#include "plan_fixture.hpp"
+#include "plan/plan_fixture.hpp"
 
 namespace paraxis::plan {
 namespace {
@@ -25,7 +25,7 @@ Strategy shaped(const std::string& name, const std::string& grid, std::int64_t b
   s.grid = parseGrid(grid);
   s.globalBatch = batch;
   s.comm.overlap = overlap;
-  s.comm.priority = overlap;
+  s.comm.order = overlap ? ReduceOrder::kForwardPriority : ReduceOrder::kFifo;
   return s;
 }
 
@@ -103,21 +103,21 @@ class Fit : public ::testing::Test {
   }();
 
   // Runs as the model predicts them on a cluster whose implementation is `truth`.
-  std::vector<MeasuredRun> synthetic(const hw::Implementation& truth, const std::vector<Strategy>& shapes) {
+  std::vector<calib::MeasuredRun> synthetic(const hw::Implementation& truth, const std::vector<Strategy>& shapes) {
     hw::Cluster real = cluster;
     real.implementation = truth;
     PlanInputs measuredOn = in;
     measuredOn.cluster = &real;
-    std::vector<MeasuredRun> runs;
+    std::vector<calib::MeasuredRun> runs;
     for (const Strategy& s : shapes) {
-      MeasuredRun run;
+      calib::MeasuredRun run;
       run.label = s.name;
       run.strategy = s;
       run.line = static_cast<int>(runs.size()) + 1;
       runs.push_back(run);
     }
-    for (const RunComparison& row : compareRuns(measuredOn, runs)) {
-      MeasuredRun& run = runs[row.run->line - 1];
+    for (const calib::RunComparison& row : calib::compareRuns(measuredOn, runs)) {
+      calib::MeasuredRun& run = runs[row.run->line - 1];
       run.total = row.total;
       if (run.strategy.grid.filter == 1) {  // some runs give the split, some only the total
         run.compute = row.compute;
@@ -135,12 +135,12 @@ TEST_F(Fit, RecoversTheFactorsThatMadeTheRuns) {
   truth.filterCompute = 2.5;
   truth.filterCollectives = 0.7;
   truth.gradientAllreduce = 3;
-  const std::vector<MeasuredRun> runs =
+  const std::vector<calib::MeasuredRun> runs =
       synthetic(truth, {shaped("data+spatial", "data=8xh=4", 2048), shaped("data+spatial", "data=32xh=4", 8192),
                         shaped("data+spatial", "data=16xh=2xw=2", 1024), shaped("data+filter", "data=8xfilter=4", 512),
                         shaped("data+filter", "data=64xfilter=4", 4096), shaped("filter", "filter=16", 32),
                         shaped("data", "data=64", 4096)});
-  const ImplementationFit fit = fitImplementation(in, runs);
+  const calib::ImplementationFit fit = calib::fitImplementation(in, runs);
   EXPECT_GT(fit.errorBefore, 0.3);
   EXPECT_LT(fit.errorAfter, 0.01);
   const hw::Implementation& got = fit.implementation;
@@ -157,7 +157,7 @@ TEST_F(Fit, RecoversTheFactorsThatMadeTheRuns) {
 }
 
 TEST(MeasuredRuns, ReadsTheFormat) {
-  const std::vector<MeasuredRun> runs = readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
+  const std::vector<calib::MeasuredRun> runs = calib::readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
   ASSERT_EQ(runs.size(), 12U);
   EXPECT_EQ(runs[0].label, "ds");
   EXPECT_EQ(runs[0].strategy.name, "data+spatial");
@@ -179,9 +179,9 @@ TEST(MeasuredRuns, ReadsATrainReport) {
       "comm": {"overlap": true, "grouping": "fusion", "fusion_bytes": 4194304, "first_bucket_bytes": 1048576,
                "groups": 4, "negotiation": "none", "cycle_seconds": 0, "fp16": false, "density": 1,
                "order": "priority"}}})";
-  const std::vector<MeasuredRun> runs = readMeasuredRuns(path);
+  const std::vector<calib::MeasuredRun> runs = calib::readMeasuredRuns(path);
   ASSERT_EQ(runs.size(), 1U);
-  const MeasuredRun& run = runs.front();
+  const calib::MeasuredRun& run = runs.front();
   EXPECT_EQ(run.model, "small-cnn");
   EXPECT_TRUE(run.perIteration);
   EXPECT_EQ(run.strategy.grid.data, 2);
@@ -192,17 +192,17 @@ TEST(MeasuredRuns, ReadsATrainReport) {
   const graph::Model m = graph::buildZooModel("small-cnn");
   const hw::Cluster cl = hw::loadCluster("local");
   const PlanInputs in = testing::inputsFor(m, cl);
-  const RunComparison row = compareRuns(in, runs).front();
+  const calib::RunComparison row = calib::compareRuns(in, runs).front();
   EXPECT_DOUBLE_EQ(row.total, row.estimate.time.iteration());
   const graph::Model other = graph::buildZooModel("lenet");
-  EXPECT_THROW(compareRuns(testing::inputsFor(other, cl), runs), ConfigError);
+  EXPECT_THROW(calib::compareRuns(testing::inputsFor(other, cl), runs), ConfigError);
 }
 
 std::string errorOf(const std::string& text) {
   const std::string path = ::testing::TempDir() + "/runs.csv";
   std::ofstream(path) << text;
   try {
-    readMeasuredRuns(path);
+    calib::readMeasuredRuns(path);
   } catch (const ConfigError& e) {
     return std::string(e.what()).substr(path.size());
   }

@@ -1,4 +1,4 @@
-#include "plan/calibration.hpp"
+#include "calib/calibration.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,12 @@
 #include "plan/planner.hpp"
 #include "plan/strategy_json.hpp"
 
-namespace paraxis::plan {
+namespace paraxis::calib {
+
+using plan::Grid;
+using plan::parseGrid;
+using plan::strategyFromJson;
+using plan::strategyNames;
 namespace {
 
 std::string trim(const std::string& s) {
@@ -197,7 +202,7 @@ std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
     const std::string overlap = cell("overlap");
     if (overlap == "no") {
       run.strategy.comm.overlap = false;
-      run.strategy.comm.priority = false;
+      run.strategy.comm.order = ReduceOrder::kFifo;
     } else if (!overlap.empty() && overlap != "yes") {
       fail("overlap", fmt::format("expected yes or no, found '{}'", overlap));
     }
@@ -245,10 +250,7 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
   hw::Cluster cluster = *inputs.front().cluster;
   cluster.implementation = hw::Implementation{};
   std::vector<PlanInputs> in = inputs;
-  for (PlanInputs& each : in) {
-    each.cluster = &cluster;
-    each.serialSeconds.clear();
-  }
+  for (PlanInputs& each : in) each.cluster = &cluster;
 
   ImplementationFit fit;
   std::vector<const Factor*> free;
@@ -330,4 +332,4 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
   return fit;
 }
 
-}  // namespace paraxis::plan
+}  // namespace paraxis::calib

@@ -5,7 +5,7 @@
 
 #include "hw/cluster.hpp"
 
-namespace paraxis::cost {
+namespace paraxis::calib {
 
 struct TimedCall {
   double flops = 0;    // work of the call
@@ -26,4 +26,4 @@ struct DeviceFit {
 // non-decreasing in FLOPs (the curve's contract) and at most 1.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
 
-}  // namespace paraxis::cost
+}  // namespace paraxis::calib

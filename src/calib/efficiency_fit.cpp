@@ -1,10 +1,10 @@
-#include "cost/efficiency_fit.hpp"
+#include "calib/efficiency_fit.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-namespace paraxis::cost {
+namespace paraxis::calib {
 namespace {
 
 double median(std::vector<double> v) {
@@ -41,4 +41,4 @@ DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double cal
   return fit;
 }
 
-}  // namespace paraxis::cost
+}  // namespace paraxis::calib

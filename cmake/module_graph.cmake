@@ -1,0 +1,27 @@
+# Writes the module graph as the CMake targets declare it (one "user used" line per edge
+# between paraxis modules), for tests/arch/check_module_graph.sh to hold against
+# ARCHITECTURE.md's table. Run after every module's target exists.
+function(paraxis_write_module_graph file)
+  set(text "")
+  foreach(module ${ARGN})
+    set(target paraxis_${module})
+    if(NOT TARGET ${target})
+      continue()
+    endif()
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(deps ${target} INTERFACE_LINK_LIBRARIES)
+    else()
+      get_target_property(deps ${target} LINK_LIBRARIES)
+    endif()
+    string(APPEND text "${module}\n")  # a module with no edges still appears
+    foreach(dep ${deps})
+      if(dep MATCHES "^paraxis::(.+)$")
+        string(APPEND text "${module} ${CMAKE_MATCH_1}\n")
+      elseif(dep MATCHES "^paraxis_(.+)$")
+        string(APPEND text "${module} ${CMAKE_MATCH_1}\n")
+      endif()
+    endforeach()
+  endforeach()
+  file(WRITE ${file} "${text}")
+endfunction()

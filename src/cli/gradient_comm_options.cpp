@@ -1,0 +1,67 @@
+#include "cli/gradient_comm_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+double bytesOption(const std::string& text, const char* option) {
+  const auto bytes = units::parse(text, units::Quantity::kBytes);
+  if (!bytes || *bytes <= 0) throw ConfigError(fmt::format("{}: expected a size such as 4MiB, found '{}'", option, text));
+  return *bytes;
+}
+
+}  // namespace
+
+GradientComm GradientCommFlags::apply(GradientComm c) const {
+  if (noOverlap) c.overlap = false;
+  if (grouping) c.grouping = groupingFromName(*grouping, "--grouping");
+  if (groups) c.groups = *groups;
+  if (fusion) c.fusionBytes = bytesOption(*fusion, "--fusion-bytes");
+  if (firstBucket) c.firstBucketBytes = bytesOption(*firstBucket, "--first-bucket-bytes");
+  if (order) c.order = orderFromName(*order, "--reduce-order");
+  if (negotiation) c.negotiation = negotiationFromName(*negotiation, "--negotiation");
+  if (cycle) c.cycleSeconds = *cycle;
+  if (fp16 && wire && *wire != "fp16") throw ConfigError("--fp16-gradients: contradicts --wire " + *wire);
+  if (fp16) c.wire = WireFormat::kF16;
+  if (density) {
+    c.density = *density;
+    if (*density < 1 && !wire) c.wire = WireFormat::kChunkSparse;
+  }
+  if (wire) c.wire = wireFromName(*wire, "--wire");
+  if (c.wire != WireFormat::kChunkSparse && !density) c.density = 1;
+  c.validate("", GradientComm::Names::kCommandLine);
+  return c;
+}
+
+void addGradientCommOptions(CLI::App& c, GradientCommFlags& f) {
+  const GradientComm d;
+  const std::string group = "Gradient communication";
+  c.add_flag("--no-overlap", f.noOverlap, "reduce gradients after backward instead of during it")->group(group);
+  c.add_option("--grouping", f.grouping,
+               fmt::format("gradient groups: fusion, per-layer or groups (default {})", groupingName(d.grouping)))
+      ->group(group);
+  c.add_option("--groups", f.groups, fmt::format("groups for --grouping groups (default {})", d.groups))
+      ->check(CLI::Range(1, 1'000'000))
+      ->group(group);
+  c.add_option("--fusion-bytes", f.fusion, "fusion threshold (default 4MiB)")->group(group);
+  c.add_option("--first-bucket-bytes", f.firstBucket, "the first fusion bucket (default 1MiB)")->group(group);
+  c.add_option("--reduce-order", f.order,
+               fmt::format("fifo (groups in backward order) or priority (the groups the next forward needs first, "
+                           "chunk by chunk; the next forward overlaps the tail) (default {})",
+                           orderName(d.order)))
+      ->group(group);
+  c.add_option("--negotiation", f.negotiation,
+               fmt::format("none, centralized or decentralized (default {})", negotiationName(d.negotiation)))
+      ->group(group);
+  c.add_option("--cycle", f.cycle, fmt::format("negotiation cycle in seconds (default {})", d.cycleSeconds))->group(group);
+  c.add_option("--wire", f.wire, "gradients on the wire: fp32 (default), fp16, bf16 or chunk-sparse")->group(group);
+  c.add_flag("--fp16-gradients", f.fp16, "the same as --wire fp16")->group(group);
+  c.add_option("--density", f.density, "chunk-sparse: fraction of gradient chunks sent (default 1)")->group(group);
+}
+
+}  // namespace paraxis::cli

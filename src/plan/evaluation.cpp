@@ -1,0 +1,390 @@
+#include "plan/evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "plan/pipeline_partition.hpp"
+
+namespace paraxis::plan::detail {
+namespace {
+
+using cost::Congestion;
+using cost::Placement;
+
+// Halo exchange of one layer, forward (x) and backward (dL/dy): per split dimension, the two
+// faces travel at once to the neighbours along that axis (`neighbours`: depth, height, width).
+double haloSeconds(const PlanInputs& in, const Grid& g, const graph::Layer& layer, const graph::TensorShape& x,
+                   double samples, const cost::PlacedGroup (&neighbours)[3], double* bufferBytes) {
+  const int rank = x.rank();
+  if (rank < 2 || layer.counts.halo.empty()) return 0;
+  const int all[3] = {g.depth, g.height, g.width};
+  const int* splits = rank == 3 ? all : all + 1;
+  const cost::PlacedGroup* links = rank == 3 ? neighbours : neighbours + 1;
+  double seconds = 0;
+  for (int d = 0; d < rank; ++d) {
+    const auto halo = static_cast<double>(layer.counts.halo[d]);
+    if (splits[d] <= 1 || halo <= 0) continue;
+    double face = static_cast<double>(x.channels) * halo * samples;
+    for (int o = 0; o < rank; ++o) {
+      if (o != d) face *= std::ceil(static_cast<double>(x.spatial[o]) / splits[o]);
+    }
+    const double bytes = face * in.model->bytesPerElement();
+    seconds += 2 * links[d].pointToPoint(bytes);
+    *bufferBytes = std::max(*bufferBytes, 4 * bytes);  // two faces, sent and received
+  }
+  return seconds;
+}
+
+// The gradient reduction of `bytes` over every rank that holds the same weights: over the
+// whole data x spatial block when it is contiguous, else the spatial group then the data group.
+class GradientReduction {
+ public:
+  GradientReduction(const PlanInputs& in, const Grid& g, const GradientComm& c, Congestion k)
+      : settings_(c),
+        memoryBandwidth_(in.cluster->device.memoryBandwidth),
+        slower_(in.cluster->implementation.gradientAllreduce),
+        contiguous_(g.pipeline * g.channel * g.filter == 1),
+        first_(*in.cluster,
+               contiguous_ ? Placement{static_cast<std::int64_t>(g.data) * g.spatial(), 1} : Placement{g.spatial(), 1}, k),
+        second_(*in.cluster, contiguous_ ? Placement{} : Placement{g.data, g.strideData()}, k) {}
+
+  double operator()(double bytes, std::string_view* algorithm) const {
+    const double wire = settings_.wireBytes(bytes);
+    double seconds = 0;
+    for (const cost::PlacedAllreduce* part : {&first_, &second_}) {
+      const cost::CollectiveEstimate e = (*part)(wire);
+      seconds += e.seconds;
+      if (algorithm != nullptr && e.algorithm != "none") *algorithm = e.algorithm;
+    }
+    if (settings_.wire == WireFormat::kF16 || settings_.wire == WireFormat::kBF16) {
+      seconds += 2 * bytes / memoryBandwidth_;  // casts down and back up
+    }
+    if (settings_.sparse()) {
+      // Chunk norms agreed by a small allreduce, then selection and the residual update.
+      const double chunks = std::ceil(bytes / (4.0 * 1024));
+      const cost::PlacedAllreduce& last = contiguous_ ? first_ : second_;
+      seconds += last(chunks * 4).seconds + 3 * bytes / memoryBandwidth_;
+    }
+    return seconds * slower_;
+  }
+
+ private:
+  GradientComm settings_;
+  double memoryBandwidth_;
+  double slower_;
+  bool contiguous_;
+  cost::PlacedAllreduce first_, second_;
+};
+
+double negotiationSeconds(const PlanInputs& in, const Grid& g, const GradientComm& c, int tensors, Congestion k) {
+  const Placement all{static_cast<std::int64_t>(g.data) * g.spatial(), 1};
+  if (c.negotiation == Negotiation::kDecentralized) {
+    return cost::allreduceOn(*in.cluster, all, 8.0 * std::ceil(tensors / 64.0), k).seconds;
+  }
+  if (c.negotiation == Negotiation::kCentralized) {
+    // A gather of every rank's ready list at rank 0, then a broadcast of the decision.
+    const cost::GroupLink link = cost::groupLink(*in.cluster, all, k);
+    const double list = 4.0 * tensors;
+    return static_cast<double>(all.size - 1) * (link.link.alpha + list * link.link.beta) +
+           cost::binomialBroadcast(static_cast<int>(all.size), list, link.link);
+  }
+  return 0;
+}
+
+// The groups the per-layer collectives run on, placed once per evaluation.
+struct PlacedGroups {
+  PlacedGroups(const hw::Cluster& cl, const Grid& g, Congestion k)
+      : spatial(cl, {g.spatial(), 1}, k),
+        filter(cl, {g.filter, g.strideFilter()}, k),
+        channel(cl, {g.channel, g.strideChannel()}, k),
+        channelAllreduce(cl, {g.channel, g.strideChannel()}, k),
+        neighbours{{cl, {g.depth > 1 ? 2 : 1, g.strideDepth()}, k},
+                   {cl, {g.height > 1 ? 2 : 1, g.strideHeight()}, k},
+                   {cl, {g.width > 1 ? 2 : 1, g.strideWidth()}, k}} {}
+  cost::PlacedGroup spatial, filter, channel;
+  cost::PlacedAllreduce channelAllreduce;
+  cost::PlacedGroup neighbours[3];
+};
+
+// One strategy under one congestion level. The pieces run in order: layer terms, then the
+// replica's totals (pipelined or not), the update, the gradient reduction and the memory.
+class Evaluator {
+ public:
+  Evaluator(const PlanInputs& in, const std::vector<cost::LayerProfile>& profiles, LayerArrays& arrays,
+            const Strategy& s, Congestion k)
+      : in_(in), model_(*in.model), cluster_(*in.cluster), profiles_(profiles), a_(arrays), s_(s), grid_(s.grid),
+        k_(k), micro_(grid_.pipeline > 1 ? std::max(1, s.microBatches) : 1),
+        samples_(static_cast<double>(s.globalBatch) / grid_.data / micro_),
+        rates_(cluster_.device, cluster_.device.peak(in.dtype)), groups_(cluster_, grid_, k) {}
+
+  Evaluation run() {
+    a_.reset(model_.size());
+    splitLayers(model_, grid_, a_.splits);
+    for (int i = 0; i < model_.size(); ++i) layerTerms(i);
+    if (grid_.pipeline > 1) {
+      pipelineStages();
+    } else {
+      replicaTotals();
+    }
+    update();
+    e_.replicaSeconds = e_.time.iteration();
+    gradientReduction();
+    memory();
+    return e_;
+  }
+
+ private:
+  // Compute of layer i with the implementation's factor for how it is split.
+  void layerCompute(int i, const LayerSplit& sp) {
+    cost::LocalShare share = sp.share;
+    share.samples = samples_;
+    const cost::LayerTimes lt = cost::layerTimes(rates_, profiles_[i], share, model_.bytesPerElement(), logs_);
+    const hw::Implementation& impl = cluster_.implementation;
+    double slower = sp.spatial || sp.channelSplit || sp.channelParallel ? 1 : impl.compute;
+    if (sp.spatial) slower *= impl.spatialCompute;
+    if (sp.channelSplit) slower *= impl.filterCompute;
+    if (sp.channelParallel) slower *= impl.channelCompute;
+    a_.forward[i] = lt.forward * slower;
+    a_.backwardData[i] = lt.backwardData * slower;
+    a_.backwardWeight[i] = lt.backwardWeight * slower;
+    a_.backward[i] = a_.backwardData[i] + a_.backwardWeight[i];
+  }
+
+  // Halo exchange of a spatially split layer, one micro-batch's pass.
+  double layerHalo(int i, const LayerSplit& sp) {
+    if (!sp.spatial) return 0;
+    const graph::Layer& layer = model_.layer(i);
+    const graph::TensorShape& x = layer.inputs.empty() ? layer.output : model_.layer(layer.inputs.front()).output;
+    const double halo =
+        cluster_.implementation.halo * haloSeconds(in_, grid_, layer, x, samples_, groups_.neighbours, &haloBufferBytes_);
+    e_.time.halo += halo * micro_;
+    return halo;
+  }
+
+  // Spatial gathers, filter allgathers and reduce-scatters, channel allreduces of layer i.
+  double layerCollectives(int i, const LayerSplit& sp) {
+    const hw::Implementation& impl = cluster_.implementation;
+    const cost::LayerProfile& profile = profiles_[i];
+    const double inBytes = profile.inputElements * samples_ * model_.bytesPerElement();
+    const double outBytes = profile.outputElements * samples_ * model_.bytesPerElement();
+    double collectives = 0;
+    if (sp.gatherAtSplitPoint) collectives += impl.spatialGather * groups_.spatial.allgather(inBytes);
+    if (sp.gatherInput) {
+      double filterSeconds = groups_.filter.allgather(inBytes);
+      if (profile.weighted) filterSeconds += groups_.filter.reduceScatter(inBytes);
+      collectives += impl.filterCollectives * filterSeconds;
+    }
+    if (sp.channelParallel) {
+      double channelSeconds = groups_.channelAllreduce(outBytes).seconds;
+      channelSeconds += groups_.channel.allgather(inBytes);
+      // Slicing the input's channels and gathering the gradient's are layout copies.
+      channelSeconds += 4 * inBytes / grid_.channel / cluster_.device.memoryBandwidth;
+      collectives += impl.channelCollectives * channelSeconds;
+    }
+    e_.time.layerCollectives += collectives * micro_;
+    return collectives;
+  }
+
+  // Weights, activations kept for backward, and the largest working set of layer i.
+  void layerMemory(int i, const LayerSplit& sp) {
+    const cost::LayerProfile& profile = profiles_[i];
+    const int delta = model_.bytesPerElement();
+    const double inBytes = profile.inputElements * samples_ * delta;
+    const double outBytes = profile.outputElements * samples_ * delta;
+    const double channelShare = profile.weighted ? sp.share.inputChannels * sp.share.outputChannels : 1.0;
+    localParams_ += profile.params * channelShare;
+    // The local output, and the gathered input of a filter layer.
+    activations_ += profile.outputElements * delta * samples_ * sp.share.spatial * sp.share.outputChannels;
+    if (sp.gatherInput) activations_ += inBytes;
+    workspace_ = std::max(workspace_, inBytes * sp.share.inputSpatial + outBytes * sp.share.spatial);
+  }
+
+  void layerTerms(int i) {
+    const LayerSplit& sp = a_.splits[i];
+    layerCompute(i, sp);
+    const double halo = layerHalo(i, sp);
+    a_.communication[i] = halo + layerCollectives(i, sp);
+    layerMemory(i, sp);
+  }
+
+  void replicaTotals() {
+    TimeBreakdown& t = e_.time;
+    for (int i = 0; i < model_.size(); ++i) {
+      t.forward += a_.forward[i];
+      t.backwardData += a_.backwardData[i];
+      t.backwardWeight += a_.backwardWeight[i];
+    }
+    stageParams_ = localParams_;
+    stageActivations_ = activations_;
+  }
+
+  struct StageSums {
+    std::vector<double> forward, backward, communication, params, activations, boundary;
+    explicit StageSums(int stages)
+        : forward(stages), backward(stages), communication(stages), params(stages), activations(stages),
+          boundary(stages, 0) {}
+    double busy(int stage) const { return forward[stage] + backward[stage] + communication[stage]; }
+  };
+
+  StageSums sumStages() {
+    std::vector<double> total(model_.size());
+    for (int i = 0; i < model_.size(); ++i) total[i] = a_.forward[i] + a_.backward[i] + a_.communication[i];
+    a_.stage = partitionStages(total, grid_.pipeline);
+    StageSums sums(grid_.pipeline);
+    for (int i = 0; i < model_.size(); ++i) {
+      const graph::Layer& layer = model_.layer(i);
+      const LayerSplit& sp = a_.splits[i];
+      const int st = a_.stage[i];
+      sums.forward[st] += a_.forward[i];
+      sums.backward[st] += a_.backward[i];
+      sums.communication[st] += a_.communication[i];
+      const double share = isWeighted(layer) ? sp.share.inputChannels * sp.share.outputChannels : 1.0;
+      sums.params[st] += static_cast<double>(layer.counts.params) * share;
+      sums.activations[st] +=
+          static_cast<double>(layer.counts.activationBytes) * samples_ * sp.share.spatial * sp.share.outputChannels;
+      for (int input : layer.inputs) {
+        if (a_.stage[input] != st) {
+          sums.boundary[a_.stage[input]] += static_cast<double>(model_.layer(input).counts.activationBytes) * samples_;
+        }
+      }
+    }
+    return sums;
+  }
+
+  // Balanced stages; each micro-batch passes every stage forward and backward. The slowest
+  // stage sets the pace; the bubble is (p - 1) of its steps.
+  void pipelineStages() {
+    const StageSums sums = sumStages();
+    int slowest = 0;
+    for (int st = 1; st < grid_.pipeline; ++st) {
+      if (sums.busy(st) > sums.busy(slowest)) slowest = st;
+    }
+    const double maxBoundary = *std::max_element(sums.boundary.begin(), sums.boundary.end());
+    const double p2p = 2 * cost::pointToPointOn(cluster_, grid_.stridePipeline(), maxBoundary, k_).seconds;
+    const double stageTime = sums.busy(slowest) + p2p;
+    double backwardLayers = 0;
+    double backwardData = 0;
+    for (int i = 0; i < model_.size(); ++i) {
+      if (a_.stage[i] != slowest) continue;
+      backwardLayers += a_.backward[i];
+      backwardData += a_.backwardData[i];
+    }
+    const double dataShare = backwardLayers > 0 ? backwardData / backwardLayers : 1;
+    TimeBreakdown& t = e_.time;
+    t.forward = micro_ * sums.forward[slowest];
+    t.backwardData = micro_ * sums.backward[slowest] * dataShare;
+    t.backwardWeight = micro_ * sums.backward[slowest] * (1 - dataShare);
+    t.halo = 0;
+    t.layerCollectives = micro_ * sums.communication[slowest];
+    t.pipelineP2P = (micro_ + grid_.pipeline - 1) * p2p;
+    t.bubble = (grid_.pipeline - 1) * (stageTime - p2p);
+    stageParams_ = sums.params[slowest];
+    stageActivations_ = sums.activations[slowest];
+    const int inFlight = s_.schedule == PipelineSchedule::kGPipe ? micro_ : std::min(micro_, grid_.pipeline);
+    e_.memory.pipelineInFlight = sums.activations[slowest] * (inFlight - 1);
+  }
+
+  // The optimizer reads weights, gradients and states and writes weights and states.
+  void update() {
+    const double weightBytes = stageParams_ * 4;
+    const double optimizerBytes = weightBytes * in_.optimizerStatesPerWeight;
+    e_.time.update = (3 * weightBytes + 2 * optimizerBytes) / cluster_.device.memoryBandwidth + cluster_.device.callOverhead;
+  }
+
+  // Layers with weights in backward order, with when backward produces each gradient and when
+  // the next forward reaches the layer. A pipeline reduces its last stage's (the slowest
+  // replica's) gradients. Returns when the last gradient is ready.
+  double collectSources() {
+    double elapsed = 0;
+    // Layer collectives run half in forward, half in backward: both passes' wall times hold them.
+    double forwardBefore = 0;  // the forward time before layer i, walking backward
+    for (int i = 0; i < model_.size(); ++i) forwardBefore += a_.forward[i] + a_.communication[i] / 2;
+    const int lastStage = grid_.pipeline > 1 ? *std::max_element(a_.stage.begin(), a_.stage.end()) : 0;
+    for (int i = model_.size() - 1; i >= 0; --i) {
+      elapsed += a_.backward[i] + a_.communication[i] / 2;
+      forwardBefore -= a_.forward[i] + a_.communication[i] / 2;
+      const cost::LayerProfile& profile = profiles_[i];
+      if (!carriesGradient(profile) || (grid_.pipeline > 1 && a_.stage[i] != lastStage)) continue;
+      const double share = profile.weighted ? a_.splits[i].share.inputChannels * a_.splits[i].share.outputChannels : 1.0;
+      a_.sources.push_back({elapsed, profile.params * share * 4, std::max(0.0, forwardBefore)});
+    }
+    return elapsed;
+  }
+
+  // Gradients: reduced across the ranks that share the weights, overlapping backward.
+  void gradientReduction() {
+    const bool replicated = static_cast<std::int64_t>(grid_.data) * grid_.spatial() > 1;
+    if (!replicated || stageParams_ <= 0) return;
+    const double lastReady = collectSources();
+    GradientComm settings = s_.comm;
+    if (grid_.pipeline > 1) {
+      settings.overlap = false;  // reduced after the last micro-batch
+      settings.order = ReduceOrder::kFifo;
+    }
+    const int tensors = static_cast<int>(a_.sources.size());
+    const double negotiation = negotiationSeconds(in_, grid_, settings, tensors, k_);
+    std::string_view algorithm;
+    const GradientReduction reduction(in_, grid_, settings, k_);
+    auto reduce = [&](double bytes) { return reduction(bytes, &algorithm); };
+    TimeBreakdown& t = e_.time;
+    // When the last gradient is ready: a pipeline's after its last micro-batch's backward.
+    const double backwardWall = grid_.pipeline > 1 ? t.backwardData + t.backwardWeight : lastReady;
+    const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation);
+    t.gradientAllreduce = r.total;
+    t.gradientExposed = r.exposed;
+    t.negotiation = 0;  // negotiation latency is inside the schedule
+    e_.allreduceAlgorithm = algorithm.empty() ? "none" : std::string(algorithm);
+  }
+
+  void memory() {
+    const bool replicated = static_cast<std::int64_t>(grid_.data) * grid_.spatial() > 1;
+    const double weightBytes = stageParams_ * 4;
+    MemoryBreakdown& mem = e_.memory;
+    mem.weights = weightBytes;
+    mem.gradients = weightBytes;
+    mem.optimizer = weightBytes * in_.optimizerStatesPerWeight;
+    mem.activations = stageActivations_;
+    mem.halo = haloBufferBytes_;
+    mem.fusion = replicated && s_.comm.grouping == Grouping::kFusion ? std::min(s_.comm.fusionBytes, weightBytes) : 0;
+    mem.workspace = workspace_;
+  }
+
+  const PlanInputs& in_;
+  const graph::Model& model_;
+  const hw::Cluster& cluster_;
+  const std::vector<cost::LayerProfile>& profiles_;
+  LayerArrays& a_;
+  const Strategy& s_;
+  const Grid& grid_;
+  Congestion k_;
+  int micro_;
+  double samples_;  // per pass of one micro-batch
+  cost::LogMemo logs_;
+  const cost::DeviceRates rates_;
+  const PlacedGroups groups_;
+  Evaluation e_;
+  double localParams_ = 0;
+  double activations_ = 0;
+  double workspace_ = 0;
+  double haloBufferBytes_ = 0;
+  double stageParams_ = 0;
+  double stageActivations_ = 0;
+};
+
+}  // namespace
+
+void LayerArrays::reset(int layers) {
+  for (std::vector<double>* v : {&forward, &backward, &backwardData, &backwardWeight, &communication}) {
+    v->assign(layers, 0.0);
+  }
+  stage.assign(layers, 0);
+  sources.clear();
+}
+
+Evaluation evaluate(const PlanInputs& inputs, const std::vector<cost::LayerProfile>& profiles, LayerArrays& arrays,
+                    const Strategy& strategy, cost::Congestion congestion) {
+  return Evaluator(inputs, profiles, arrays, strategy, congestion).run();
+}
+
+}  // namespace paraxis::plan::detail

@@ -1,0 +1,38 @@
+#pragma once
+// One strategy's evaluation under one congestion level, in named pieces (internal to plan):
+// the per-layer terms (compute with the implementation's factors, halo and layer
+// collectives), the pipeline's stages, the gradient reduction's schedule, and the memory.
+#include <string>
+#include <vector>
+
+#include "cost/compute.hpp"
+#include "cost/topology.hpp"
+#include "plan/estimate.hpp"
+#include "plan/gradient_schedule.hpp"
+#include "plan/inputs.hpp"
+#include "plan/layer_split.hpp"
+
+namespace paraxis::plan::detail {
+
+// Per-layer working arrays, reused between evaluations (owned by the Oracle, so the inner loop
+// allocates nothing).
+struct LayerArrays {
+  std::vector<LayerSplit> splits;
+  std::vector<double> forward, backward, backwardData, backwardWeight, communication;
+  std::vector<GradientSource> sources;
+  std::vector<int> stage;
+
+  void reset(int layers);
+};
+
+struct Evaluation {
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  std::string allreduceAlgorithm = "none";
+  double replicaSeconds = 0;  // one replica's iteration without the gradient reduction
+};
+
+Evaluation evaluate(const PlanInputs& inputs, const std::vector<cost::LayerProfile>& profiles, LayerArrays& arrays,
+                    const Strategy& strategy, cost::Congestion congestion);
+
+}  // namespace paraxis::plan::detail

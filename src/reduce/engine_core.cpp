@@ -1,0 +1,62 @@
+#include "reduce/engine_core.hpp"
+
+#include <algorithm>
+
+#include "comm/allreduce.hpp"
+
+namespace paraxis::reduce {
+
+EngineCore::EngineCore(const comm::Communicator& comm, GradientComm settings)
+    : settings_(settings), reduce_(comm.duplicate()), negotiation_(comm.duplicate()) {}
+
+comm::Work EngineCore::reduceDense(int group, std::int64_t offset, std::int64_t count) {
+  comm::AllreduceOptions o;
+  o.prescale = 1.0F / static_cast<float>(reduce_.size());
+  if (settings_.wire == WireFormat::kF16) o.wire = comm::DataType::kF16;
+  if (settings_.wire == WireFormat::kBF16) o.wire = comm::DataType::kBF16;
+  float* data = groups[group].data + offset;
+  return comm::iallreduce(reduce_, data, data, static_cast<std::size_t>(count), comm::DataType::kF32, o);
+}
+
+// Through the progress thread (an i-call), whose polling yields to the backward pass it
+// overlaps; no coordinator: every rank learns the same set.
+std::vector<std::uint8_t> EngineCore::agreeReady(const std::vector<std::uint8_t>& readyHere) {
+  const std::size_t count = readyHere.size();
+  if (negotiation_.size() == 1) return readyHere;
+  std::vector<std::uint64_t> bits((count + 63) / 64, 0);
+  for (std::size_t g = 0; g < count; ++g) {
+    if (readyHere[g] != 0) bits[g / 64] |= 1ULL << (g % 64);
+  }
+  comm::iallreduce(negotiation_, bits.data(), bits.data(), bits.size(), comm::DataType::kU64,
+                   {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd})
+      .wait();
+  std::vector<std::uint8_t> agreed(count);
+  for (std::size_t g = 0; g < count; ++g) agreed[g] = static_cast<std::uint8_t>((bits[g / 64] >> (g % 64)) & 1ULL);
+  return agreed;
+}
+
+void EngineCore::resetStep() {
+  for (GradientGroup& g : groups) {
+    std::fill(g.data, g.data + g.elements, 0.0F);
+    g.pending = static_cast<int>(g.members.size());
+    g.work = comm::Work();
+  }
+  complete.assign(groups.size(), 0);
+  reduced.assign(groups.size(), 0);
+  backwardDone = false;
+  failure = nullptr;
+}
+
+void EngineCore::fail(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex);
+    if (failure == nullptr) failure = std::move(error);
+  }
+  changed.notify_all();
+}
+
+void EngineCore::rethrowFailure() const {
+  if (failure != nullptr) std::rethrow_exception(failure);
+}
+
+}  // namespace paraxis::reduce

@@ -1,0 +1,68 @@
+#pragma once
+// What the gradient engine's schedulers share (torch-free): the groups and their flat fp32
+// buffers, which groups backward has completed, which are reduced, the failure of a
+// background thread, and the collectives on the engine's own communicators. The engine
+// (gradient_engine.hpp) owns it; a scheduler decides only when and in what order groups go.
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/work.hpp"
+#include "core/gradient_comm.hpp"
+
+namespace paraxis::reduce {
+
+struct GradientGroup {
+  std::vector<int> members;  // parameter indices, forward order
+  std::vector<int> layers;   // the layers whose gradients the group holds, backward order
+  float* data = nullptr;     // the flat buffer the members' gradients accumulate into
+  std::int64_t elements = 0;
+  int pending = 0;           // members whose gradient has not arrived this step
+  comm::Work work;
+};
+
+class EngineCore {
+ public:
+  // Duplicates `comm` twice (collective): one communicator for the groups' reductions, one for
+  // negotiation rounds, so background collectives never interleave with the caller's.
+  EngineCore(const comm::Communicator& comm, GradientComm settings);
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  const GradientComm& settings() const { return settings_; }
+  int ranks() const { return reduce_.size(); }
+  double deadlineSeconds() const { return reduce_.options().deadlineSeconds; }
+  const comm::Communicator& reduceComm() const { return reduce_; }
+
+  // Non-blocking averaging allreduce of `count` elements of group g from `offset`, in the
+  // configured dense wire format (fp32, fp16 or bf16 on the wire, 1/P prescale).
+  comm::Work reduceDense(int group, std::int64_t offset, std::int64_t count);
+  // One negotiation round: a bitwise AND over ranks of the groups each has ready.
+  std::vector<std::uint8_t> agreeReady(const std::vector<std::uint8_t>& readyHere);
+
+  // Guarded by mutex: the step's state, written by the backward hooks and background threads.
+  std::mutex mutex;
+  std::condition_variable changed;  // a group completed or was reduced, backward ended, a failure
+  std::vector<GradientGroup> groups;
+  std::vector<std::uint8_t> complete;  // per group: every member's gradient has arrived
+  std::vector<std::uint8_t> reduced;   // per group: reduced (deferred schedulers)
+  bool backwardDone = false;
+  bool stopping = false;
+  std::exception_ptr failure;  // of a background thread; the caller rethrows it
+
+  void resetStep();  // caller holds mutex
+  // A background thread failed: keep the first failure, wake everyone. Takes mutex.
+  void fail(std::exception_ptr error);
+  // Caller holds the lock: rethrows a background thread's failure.
+  void rethrowFailure() const;
+
+ private:
+  GradientComm settings_;
+  comm::Communicator reduce_;
+  comm::Communicator negotiation_;
+};
+
+}  // namespace paraxis::reduce

@@ -1,0 +1,57 @@
+#include "plan/strategy_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace paraxis::plan {
+namespace {
+
+TEST(StrategyJson, GradientCommunicationRoundTrips) {
+  Strategy s{"data", Grid{.data = 8}, 256};
+  s.comm.grouping = Grouping::kGroups;
+  s.comm.groups = 6;
+  s.comm.order = ReduceOrder::kFifo;
+  s.comm.negotiation = Negotiation::kDecentralized;
+  s.comm.wire = WireFormat::kChunkSparse;
+  s.comm.density = 0.25;
+  const Strategy back = strategyFromJson(strategyJson(s), "x.json");
+  EXPECT_EQ(strategyJson(back), strategyJson(s));
+  EXPECT_EQ(back.comm.wire, WireFormat::kChunkSparse);
+  EXPECT_EQ(back.comm.groups, 6);
+}
+
+TEST(StrategyJson, OlderFilesWithFp16OrADensityStillRead) {
+  nlohmann::json d = strategyJson(Strategy{"data", Grid{.data = 2}, 64});
+  d["comm"] = {{"fp16", true}};
+  EXPECT_EQ(strategyFromJson(d, "old.json").comm.wire, WireFormat::kF16);
+  d["comm"] = {{"density", 0.1}};
+  const GradientComm sparse = strategyFromJson(d, "old.json").comm;
+  EXPECT_EQ(sparse.wire, WireFormat::kChunkSparse);
+  EXPECT_DOUBLE_EQ(sparse.density, 0.1);
+  d["comm"] = nlohmann::json::object();
+  const GradientComm defaults = strategyFromJson(d, "old.json").comm;
+  EXPECT_EQ(strategyJson(Strategy{"data", Grid{.data = 2}, 64, 1, PipelineSchedule::kOneFOneB, defaults}),
+            strategyJson(Strategy{"data", Grid{.data = 2}, 64}));
+}
+
+TEST(StrategyJson, BadCommValuesNameTheFileAndKey) {
+  nlohmann::json d = strategyJson(Strategy{"data", Grid{.data = 2}, 64});
+  d["comm"]["order"] = "lifo";
+  EXPECT_THROW(
+      {
+        try {
+          strategyFromJson(d, "best.json");
+        } catch (const ConfigError& e) {
+          EXPECT_STREQ(e.what(), "best.json: comm.order: expected fifo or priority, found 'lifo'");
+          throw;
+        }
+      },
+      ConfigError);
+  d["comm"]["order"] = "fifo";
+  d["comm"]["cycle_seconds"] = -1;
+  EXPECT_THROW(strategyFromJson(d, "best.json"), ConfigError);
+}
+
+}  // namespace
+}  // namespace paraxis::plan
