@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -118,69 +119,28 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
   const double samplesPerSecond = number(d, "samples_per_second", "");
   if (!(samplesPerSecond > 0)) throw ConfigError(fmt::format("{}: key 'samples_per_second': expected > 0", path));
   run.total = static_cast<double>(run.strategy.globalBatch) / samplesPerSecond;
-  const nlohmann::json time = d.contains("time") ? d.at("time") : nlohmann::json();
-  run.compute = number(time, "forward", "time.") + number(time, "backward", "time.") + number(time, "update", "time.");
-  run.communication = number(time, "gradient_exposed", "time.");
+  if (!d.contains("time")) throw ConfigError(fmt::format("{}: key 'time': expected the measured breakdown", path));
+  plan::TimeBreakdown time = plan::timeBreakdownFromJson(d.at("time"), path + ": time");
+  // Reports written before train used the oracle's breakdown named the backward pass whole.
+  if (d.at("time").contains("backward")) time.backwardData = number(d.at("time"), "backward", "time.");
+  run.compute = time.compute();
+  run.communication = time.communication();
   if (run.strategy.grid.total() == 1) run.compute = run.communication = 0;  // one rank: only the total counts
   return run;
 }
 
-}  // namespace
 
-std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw NotFoundError(fmt::format("{}: cannot read the measured runs", path));
-  if (path.ends_with(".json")) return {readTrainReport(file, path)};
-  const std::vector<std::string> known{"label", "strategy", "grid", "global_batch", "overlap",
-                                       "compute", "communication", "total"};
-  std::map<std::string, std::size_t> column;
-  std::vector<MeasuredRun> runs;
-  std::string line;
-  int number = 0;
-  while (std::getline(file, line)) {
-    ++number;
-    if (trim(line).empty() || trim(line)[0] == '#') continue;
-    const std::vector<std::string> cells = splitCsv(line);
-    if (column.empty()) {
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        if (std::find(known.begin(), known.end(), cells[i]) == known.end()) {
-          throw ConfigError(fmt::format("{}:{}: unknown column '{}' (expected some of: {})", path, number, cells[i],
-                                        fmt::join(known, ", ")));
-        }
-        column[cells[i]] = i;
-      }
-      for (const char* required : {"strategy", "grid", "global_batch", "total"}) {
-        if (!column.contains(required)) {
-          throw ConfigError(fmt::format("{}:{}: the header lacks the column '{}'", path, number, required));
-        }
-      }
-      continue;
-    }
-    if (cells.size() != column.size()) {
-      throw ConfigError(fmt::format("{}:{}: {} cells; the header has {}", path, number, cells.size(), column.size()));
-    }
-    auto cell = [&](const char* name) { return column.contains(name) ? cells[column.at(name)] : std::string(); };
-    auto fail = [&](const char* name, const std::string& what) {
-      throw ConfigError(fmt::format("{}:{}: column '{}': {}", path, number, name, what));
-    };
-    auto seconds = [&](const char* name, bool required) {
-      const std::string text = cell(name);
-      if (text.empty()) {
-        if (required) fail(name, "expected seconds per epoch");
-        return 0.0;
-      }
-      std::size_t used = 0;
-      double value = 0;
-      try {
-        value = std::stod(text, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != text.size() || !(value > 0)) fail(name, fmt::format("expected seconds per epoch > 0, found '{}'", text));
-      return value;
-    };
+// One row of the measured-runs CSV, read against the header's columns; errors name the file,
+// line and column.
+class CsvRow {
+ public:
+  CsvRow(const std::string& path, int line, const std::vector<std::string>& cells,
+         const std::map<std::string, std::size_t>& column)
+      : path_(path), line_(line), cells_(cells), column_(column) {}
+
+  MeasuredRun run() const {
     MeasuredRun run;
-    run.line = number;
+    run.line = line_;
     run.strategy.name = cell("strategy");
     const auto& names = strategyNames();
     if (std::find(names.begin(), names.end(), run.strategy.name) == names.end()) {
@@ -192,13 +152,7 @@ std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
     } catch (const ConfigError& e) {
       fail("grid", e.what());
     }
-    try {
-      std::size_t used = 0;
-      run.strategy.globalBatch = std::stoll(cell("global_batch"), &used);
-      if (used != cell("global_batch").size() || run.strategy.globalBatch < 1) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      fail("global_batch", fmt::format("expected a positive integer, found '{}'", cell("global_batch")));
-    }
+    run.strategy.globalBatch = globalBatch();
     const std::string overlap = cell("overlap");
     if (overlap == "no") {
       run.strategy.comm.overlap = false;
@@ -209,7 +163,128 @@ std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
     run.compute = seconds("compute", false);
     run.communication = seconds("communication", false);
     run.total = seconds("total", true);
-    runs.push_back(std::move(run));
+    return run;
+  }
+
+ private:
+  std::string cell(const char* name) const { return column_.contains(name) ? cells_[column_.at(name)] : std::string(); }
+
+  [[noreturn]] void fail(const char* name, const std::string& what) const {
+    throw ConfigError(fmt::format("{}:{}: column '{}': {}", path_, line_, name, what));
+  }
+
+  std::int64_t globalBatch() const {
+    const std::string text = cell("global_batch");
+    try {
+      std::size_t used = 0;
+      const std::int64_t batch = std::stoll(text, &used);
+      if (used == text.size() && batch >= 1) return batch;
+    } catch (const std::exception&) {
+    }
+    fail("global_batch", fmt::format("expected a positive integer, found '{}'", text));
+  }
+
+  double seconds(const char* name, bool required) const {
+    const std::string text = cell(name);
+    if (text.empty()) {
+      if (required) fail(name, "expected seconds per epoch");
+      return 0.0;
+    }
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text.size() || !(value > 0)) fail(name, fmt::format("expected seconds per epoch > 0, found '{}'", text));
+    return value;
+  }
+
+  const std::string& path_;
+  int line_;
+  const std::vector<std::string>& cells_;
+  const std::map<std::string, std::size_t>& column_;
+};
+
+// The header line: every column known, the required ones present.
+std::map<std::string, std::size_t> readCsvHeader(const std::vector<std::string>& cells, const std::string& path, int line) {
+  const std::vector<std::string> known{"label", "strategy", "grid", "global_batch", "overlap",
+                                       "compute", "communication", "total"};
+  std::map<std::string, std::size_t> column;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (std::find(known.begin(), known.end(), cells[i]) == known.end()) {
+      throw ConfigError(fmt::format("{}:{}: unknown column '{}' (expected some of: {})", path, line, cells[i],
+                                    fmt::join(known, ", ")));
+    }
+    column[cells[i]] = i;
+  }
+  for (const char* required : {"strategy", "grid", "global_batch", "total"}) {
+    if (!column.contains(required)) {
+      throw ConfigError(fmt::format("{}:{}: the header lacks the column '{}'", path, line, required));
+    }
+  }
+  return column;
+}
+
+// One coordinate of the descent, over log(factor) in [-8, 8]: a coarse scan brackets the
+// minimum (the objective need not be convex in it), a golden-section search refines it. Leaves
+// `factor` at the best value found and returns the objective there.
+double minimiseCoordinate(double& factor, const std::function<double()>& objective) {
+  constexpr double kLimit = 8;
+  constexpr double kStep = 0.25;
+  auto at = [&](double x) {
+    factor = std::exp(x);
+    return objective();
+  };
+  double bestX = std::log(factor);
+  double best = at(bestX);
+  for (double x = -kLimit; x <= kLimit + 1e-9; x += kStep) {
+    const double v = at(x);
+    if (v < best) {
+      best = v;
+      bestX = x;
+    }
+  }
+  const double phi = (std::sqrt(5.0) - 1) / 2;
+  double lo = bestX - kStep, hi = bestX + kStep;
+  double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
+  double fa = at(a), fb = at(b);
+  for (int i = 0; i < 40; ++i) {
+    if (fa < fb) {
+      hi = b, b = a, fb = fa, a = hi - phi * (hi - lo), fa = at(a);
+    } else {
+      lo = a, a = b, fa = fb, b = lo + phi * (hi - lo), fb = at(b);
+    }
+  }
+  const double refined = fa < fb ? a : b;
+  if (std::min(fa, fb) < best) bestX = refined;
+  factor = std::exp(bestX);
+  return objective();
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> readMeasuredRuns(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw NotFoundError(fmt::format("{}: cannot read the measured runs", path));
+  if (path.ends_with(".json")) return {readTrainReport(file, path)};
+  std::map<std::string, std::size_t> column;
+  std::vector<MeasuredRun> runs;
+  std::string line;
+  int number = 0;
+  while (std::getline(file, line)) {
+    ++number;
+    if (trim(line).empty() || trim(line)[0] == '#') continue;
+    const std::vector<std::string> cells = splitCsv(line);
+    if (column.empty()) {
+      column = readCsvHeader(cells, path, number);
+      continue;
+    }
+    if (cells.size() != column.size()) {
+      throw ConfigError(fmt::format("{}:{}: {} cells; the header has {}", path, number, cells.size(), column.size()));
+    }
+    runs.push_back(CsvRow(path, number, cells, column).run());
   }
   if (runs.empty()) throw ConfigError(fmt::format("{}: no measured runs", path));
   return runs;
@@ -284,47 +359,11 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
     return sum;
   };
 
-  // Coordinate descent over log(factor) in [-8, 8]: a coarse scan brackets each coordinate's
-  // minimum (the objective need not be convex in it), a golden-section search refines it.
-  constexpr double kLimit = 8;
-  constexpr double kStep = 0.25;
+  // Coordinate descent over log(factor).
   double best = objective();
   for (int sweep = 0; sweep < 40; ++sweep) {
     const double before = best;
-    for (const Factor* f : free) {
-      double& factor = cluster.implementation.*(f->field);
-      auto at = [&](double x) {
-        factor = std::exp(x);
-        return objective();
-      };
-      double bestX = std::log(factor);
-      best = at(bestX);
-      for (double x = -kLimit; x <= kLimit + 1e-9; x += kStep) {
-        const double v = at(x);
-        if (v < best) {
-          best = v;
-          bestX = x;
-        }
-      }
-      const double phi = (std::sqrt(5.0) - 1) / 2;
-      double lo = bestX - kStep, hi = bestX + kStep;
-      double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
-      double fa = at(a), fb = at(b);
-      for (int i = 0; i < 40; ++i) {
-        if (fa < fb) {
-          hi = b, b = a, fb = fa, a = hi - phi * (hi - lo), fa = at(a);
-        } else {
-          lo = a, a = b, fa = fb, b = lo + phi * (hi - lo), fb = at(b);
-        }
-      }
-      const double refined = fa < fb ? a : b;
-      if (std::min(fa, fb) < best) {
-        best = std::min(fa, fb);
-        bestX = refined;
-      }
-      factor = std::exp(bestX);
-      best = objective();
-    }
+    for (const Factor* f : free) best = minimiseCoordinate(cluster.implementation.*(f->field), objective);
     if (before - best < 1e-10) break;
   }
   fit.implementation = cluster.implementation;

@@ -10,8 +10,10 @@
 
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
+#include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "comm/world.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "plan/strategy_json.hpp"
@@ -23,7 +25,8 @@ namespace {
 struct Options : ModelSource {
   train::TrainOptions train;
   std::string plan;
-  std::string json;
+  std::string report;
+  bool json = false;
   GradientCommFlags gradientComm;
   std::string optimizer = "sgd";
 };
@@ -50,11 +53,14 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
           {"model_source",
            {{"model", source.model}, {"input", source.input}, {"channels", source.channels}, {"classes", source.classes}}},
           {"strategy", plan::strategyJson(ranStrategy(r, t))},
-          {"ranks", r.ranks}, {"threads", r.threads}, {"iterations", r.iterations}, {"global_batch", r.globalBatch},
-          {"seconds", r.seconds}, {"samples_per_second", r.samplesPerSecond},
-          {"time", {{"forward", r.forward}, {"backward", r.backward}, {"gradient_exposed", r.exposedCommunication},
-                    {"gradient_total", r.totalCommunication},
-                    {"update", r.update}, {"data_loading", r.dataLoading}}},
+          {"ranks", r.ranks},
+          {"threads", r.threads},
+          {"iterations", r.iterations},
+          {"measured_iterations", r.measuredIterations},
+          {"global_batch", r.globalBatch},
+          {"seconds", r.seconds},
+          {"samples_per_second", r.samplesPerSecond},
+          {"time", plan::timeBreakdownJson(r.time)},
           {"epochs", epochs}};
 }
 
@@ -94,6 +100,8 @@ void run(Options& o, Context& context) {
   if (o.train.comm.negotiation == Negotiation::kCentralized) {
     throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
   }
+  requireWritableDirectory(o.report, "--report");
+  if (o.json) o.train.quiet = true;  // stdout carries the JSON document alone
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
@@ -104,18 +112,19 @@ void run(Options& o, Context& context) {
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;
+  const nlohmann::json document = reportJson(report, model, o, o.train);
+  if (!o.report.empty()) writeFileAtomically(o.report, document.dump(2) + "\n", "--report");
+  if (o.json) {
+    printJson(document, context);
+    return;
+  }
+  const plan::TimeBreakdown& t = report.time;
   const double ms = 1e3;
   context.out << fmt::format(
       "measured per iteration: forward {:.1f} ms, backward {:.1f} ms, gradient communication {:.1f} ms of which "
       "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.0f} samples/s\n",
-      report.forward * ms, report.backward * ms, report.totalCommunication * ms, report.exposedCommunication * ms,
-      report.update * ms,
-      report.dataLoading * ms, report.samplesPerSecond);
-  if (!o.json.empty()) {
-    std::ofstream file(o.json);
-    if (!file) throw ConfigError(fmt::format("--json: cannot write '{}'", o.json));
-    file << reportJson(report, model, o, o.train).dump(2) << '\n';
-  }
+      t.forward * ms, (t.backwardData + t.backwardWeight) * ms, t.gradientAllreduce * ms, t.gradientExposed * ms,
+      t.update * ms, t.dataLoading * ms, report.samplesPerSecond);
 }
 
 }  // namespace
@@ -150,7 +159,8 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--checkpoint-every", o->train.checkpointEvery, "iterations between checkpoints")->check(CLI::PositiveNumber);
   c->add_option("--resume", o->train.resumeDir, "continue from the latest checkpoint in this directory");
   c->add_option("--weights-out", o->train.weightsOut, "rank 0 writes the final parameters (raw f32) here");
-  c->add_option("--json", o->json, "write the measured breakdown as JSON");
+  c->add_option("--report", o->report, "write the report (the oracle's breakdown, docs/json-output.md) as JSON here");
+  c->add_flag("--json", o->json, "print the report as JSON on stdout (rank 0), instead of the summary line");
   c->callback([o, &context] { run(*o, context); });
 }
 

@@ -6,7 +6,10 @@
 
 namespace paraxis::plan {
 
-struct TimeBreakdown {  // seconds per iteration
+// Seconds per iteration: what the oracle predicts and what `train` measures. A measured run
+// times the backward pass whole (backwardData holds it, backwardWeight is 0) and the data
+// loading, which the oracle does not predict (0).
+struct TimeBreakdown {
   double forward = 0;
   double backwardData = 0;
   double backwardWeight = 0;
@@ -19,10 +22,11 @@ struct TimeBreakdown {  // seconds per iteration
   double bubble = 0;
   double shuffle = 0;
   double negotiation = 0;
+  double dataLoading = 0;
 
   double compute() const { return forward + backwardData + backwardWeight + update; }
   double communication() const { return gradientExposed + halo + layerCollectives + pipelineP2P + shuffle + negotiation; }
-  double iteration() const { return compute() + communication() + bubble; }
+  double iteration() const { return compute() + communication() + bubble + dataLoading; }
 };
 
 struct MemoryBreakdown {  // bytes per device

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 
 namespace paraxis::plan {
@@ -86,6 +88,53 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
   }
 }
 
+namespace {
+
+struct TimeKey {
+  const char* key;
+  double TimeBreakdown::*field;
+};
+constexpr TimeKey kTimeKeys[] = {
+    {"forward", &TimeBreakdown::forward},
+    {"backward_data", &TimeBreakdown::backwardData},
+    {"backward_weight", &TimeBreakdown::backwardWeight},
+    {"update", &TimeBreakdown::update},
+    {"gradient_allreduce", &TimeBreakdown::gradientAllreduce},
+    {"gradient_exposed", &TimeBreakdown::gradientExposed},
+    {"halo", &TimeBreakdown::halo},
+    {"layer_collectives", &TimeBreakdown::layerCollectives},
+    {"pipeline_p2p", &TimeBreakdown::pipelineP2P},
+    {"bubble", &TimeBreakdown::bubble},
+    {"shuffle", &TimeBreakdown::shuffle},
+    {"negotiation", &TimeBreakdown::negotiation},
+    {"data_loading", &TimeBreakdown::dataLoading},
+};
+
+}  // namespace
+
+nlohmann::json timeBreakdownJson(const TimeBreakdown& t) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const TimeKey& k : kTimeKeys) j[k.key] = t.*(k.field);
+  j["compute"] = t.compute();
+  j["communication"] = t.communication();
+  j["iteration"] = t.iteration();
+  return j;
+}
+
+TimeBreakdown timeBreakdownFromJson(const nlohmann::json& j, const std::string& source) {
+  if (!j.is_object()) throw ConfigError(fmt::format("{}: expected an object of times in seconds", source));
+  TimeBreakdown t;
+  for (const TimeKey& k : kTimeKeys) {
+    if (!j.contains(k.key)) continue;
+    const nlohmann::json& v = j.at(k.key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      throw ConfigError(fmt::format("{}.{}: expected a finite number of seconds >= 0", source, k.key));
+    }
+    t.*(k.field) = v.get<double>();
+  }
+  return t;
+}
+
 nlohmann::json estimateJson(const Estimate& e) {
   const TimeBreakdown& t = e.time;
   const MemoryBreakdown& m = e.memory;
@@ -95,13 +144,9 @@ nlohmann::json estimateJson(const Estimate& e) {
           {"feasible", e.feasible},
           {"infeasible_reason", e.infeasibleReason},
           {"fits", e.fits},
-          {"time",
-           {{"forward", t.forward}, {"backward_data", t.backwardData}, {"backward_weight", t.backwardWeight},
-            {"update", t.update}, {"gradient_allreduce", t.gradientAllreduce}, {"gradient_exposed", t.gradientExposed},
-            {"halo", t.halo}, {"layer_collectives", t.layerCollectives}, {"pipeline_p2p", t.pipelineP2P},
-            {"bubble", t.bubble}, {"shuffle", t.shuffle}, {"negotiation", t.negotiation},
-            {"compute", t.compute()}, {"communication", t.communication()}, {"iteration", t.iteration()},
-            {"iteration_optimistic", e.iterationOptimistic}, {"iteration_congested", e.iterationCongested}}},
+          {"time", timeBreakdownJson(t)},
+          {"iteration_optimistic", e.iterationOptimistic},
+          {"iteration_congested", e.iterationCongested},
           {"memory",
            {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer},
             {"activations", m.activations}, {"halo", m.halo}, {"fusion", m.fusion},

@@ -77,117 +77,161 @@ std::pair<double, double> evaluate(IrNet& net, const Dataset& test, const comm::
   return {sums[0] / sums[2], sums[1] / sums[2]};
 }
 
-}  // namespace
+// One run of runTraining: set up once, then epochs of steps, each step's times added to the
+// report past the warm-up, progress and checkpoints as configured.
+class Trainer {
+ public:
+  Trainer(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o, std::ostream& out)
+      : comm_(comm), model_(model), o_(o), out_(out), threads_(configureTorchThreads(o.threads, comm.size())),
+        seeded_((torch::manual_seed(o.seed), true)),  // identical initial weights on every rank
+        data_(loadData(o, model)), dp_(comm, IrNet(model), o.comm, {o.momentum, o.nesterov, o.weightDecay}),
+        lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
+        state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
+    report_.ranks = comm.size();
+    report_.threads = threads_;
+    report_.globalBatch = o.batchPerRank * comm.size();
+    perEpoch_ = data_.train.size() / report_.globalBatch;
+    if (perEpoch_ < 1) {
+      throw ConfigError(fmt::format("a global batch of {} exceeds the {} training samples", report_.globalBatch,
+                                    data_.train.size()));
+    }
+    total_ = o.iterations > 0 ? o.iterations : perEpoch_ * o.epochs;
+    dp_.net()->train();
+  }
 
-TrainReport runTraining(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o,
-                        std::ostream& out) {
-  TrainReport report;
-  report.ranks = comm.size();
-  report.threads = configureTorchThreads(o.threads, comm.size());
-  torch::manual_seed(o.seed);  // identical initial weights on every rank
-  const Data data = loadData(o, model);
-  if (o.comm.negotiation == Negotiation::kCentralized) {
-    throw ConfigError("centralized negotiation is modelled by plan but not run by train: use decentralized or none");
+  TrainReport run() {
+    if (lead_ && !o_.quiet) {
+      out_ << fmt::format("training {} on {} rank(s) x {} thread(s): global batch {}, {} iterations ({} per epoch), data {}\n",
+                          model_.name(), comm_.size(), threads_, report_.globalBatch, total_, perEpoch_, o_.data);
+    }
+    if (!o_.resumeDir.empty()) {
+      done_ = loadCheckpoint(comm_, o_.resumeDir, state_);
+      if (lead_ && !o_.quiet) out_ << fmt::format("resumed from {} at iteration {}\n", o_.resumeDir, done_);
+    }
+    started_ = Clock::now();
+    resumedAt_ = done_;
+    const int epochs = static_cast<int>((total_ + perEpoch_ - 1) / perEpoch_);
+    for (int epoch = static_cast<int>(done_ / perEpoch_); epoch < epochs && done_ < total_; ++epoch) runEpoch(epoch);
+    dp_.synchronize();
+    if (lead_ && !o_.weightsOut.empty()) writeWeights();
+    return finishReport();
   }
-  DataParallelStep dp(comm, IrNet(model), o.comm, {o.momentum, o.nesterov, o.weightDecay});
-  dp.net()->train();
-  const bool lead = comm.rank() == 0;
-  const bool terminal = isatty(STDOUT_FILENO) != 0 && !o.quiet;
-  report.globalBatch = o.batchPerRank * comm.size();
-  const std::int64_t perEpoch = data.train.size() / report.globalBatch;
-  if (perEpoch < 1) {
-    throw ConfigError(fmt::format("a global batch of {} exceeds the {} training samples", report.globalBatch,
-                                  data.train.size()));
-  }
-  const std::int64_t total = o.iterations > 0 ? o.iterations : perEpoch * o.epochs;
-  const int epochs = static_cast<int>((total + perEpoch - 1) / perEpoch);
-  if (lead && !o.quiet) {
-    out << fmt::format("training {} on {} rank(s) x {} thread(s): global batch {}, {} iterations ({} per epoch), data {}\n",
-                       model.name(), comm.size(), report.threads, report.globalBatch, total, perEpoch, o.data);
-  }
-  TrainingState state{dp.net()->parameters(), dp.net()->buffers(), dp.momentumBuffers(), dp.engine().residualState()};
-  std::int64_t done = 0;
-  if (!o.resumeDir.empty()) {
-    done = loadCheckpoint(comm, o.resumeDir, state);
-    if (lead && !o.quiet) out << fmt::format("resumed from {} at iteration {}\n", o.resumeDir, done);
-  }
-  const auto started = Clock::now();
-  const std::int64_t resumedAt = done;
-  std::int64_t measured = 0;
-  for (int epoch = static_cast<int>(done / perEpoch); epoch < epochs && done < total; ++epoch) {
+
+ private:
+  void runEpoch(int epoch) {
     const auto epochStart = Clock::now();
-    dp.setSparse(o.comm.sparse() && epoch >= o.sparseWarmupEpochs);
-    const std::vector<std::int64_t> mine = shardIndices(data.train.size(), comm.rank(), comm.size(), o.batchPerRank, o.seed, epoch);
+    dp_.setSparse(o_.comm.sparse() && epoch >= o_.sparseWarmupEpochs);
+    const std::vector<std::int64_t> mine =
+        shardIndices(data_.train.size(), comm_.rank(), comm_.size(), o_.batchPerRank, o_.seed, epoch);
     const torch::Tensor index = torch::tensor(mine, torch::kInt64);
     double lossSum = 0;
     std::int64_t steps = 0;
-    for (std::int64_t it = done % perEpoch; it < perEpoch && done < total; ++it, ++done, ++steps) {
-      auto t = Clock::now();
-      const auto iterationStart = t;
-      const torch::Tensor idx = index.narrow(0, it * o.batchPerRank, o.batchPerRank);
-      const torch::Tensor x = data.train.images.index_select(0, idx);
-      const torch::Tensor y = data.train.labels.index_select(0, idx);
-      const double loading = std::chrono::duration<double>(Clock::now() - t).count();
-      if (done - resumedAt >= kWarmupIterations) report.dataLoading += loading;
-      const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch);
-      lossSum += dp.step(x, y, learningRate(o, progress, comm.size()));
-      const StepTimes& st = dp.times();
-      // The first iterations touch fresh memory and warm caches: they stay out of the figures.
-      if (done - resumedAt >= kWarmupIterations) {
-        report.forward += st.forward;
-        report.backward += st.backward;
-        report.exposedCommunication += st.exposedCommunication;
-        report.totalCommunication += st.totalCommunication;
-        report.update += st.update;
-        report.trainingSeconds += std::chrono::duration<double>(Clock::now() - iterationStart).count();
-        ++measured;
+    for (std::int64_t it = done_ % perEpoch_; it < perEpoch_ && done_ < total_; ++it, ++done_, ++steps) {
+      lossSum += step(epoch, it, index);
+      if (o_.checkpointEvery > 0 && !o_.checkpointDir.empty() && (done_ + 1) % o_.checkpointEvery == 0) {
+        dp_.synchronize();
+        state_.iterationsDone = done_ + 1;
+        saveCheckpoint(comm_, o_.checkpointDir, state_);
       }
-      if (o.checkpointEvery > 0 && !o.checkpointDir.empty() && (done + 1) % o.checkpointEvery == 0) {
-        dp.synchronize();
-        state.iterationsDone = done + 1;
-        saveCheckpoint(comm, o.checkpointDir, state);
-      }
-      if (lead && terminal && (done % 20 == 0)) {
-        const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-        const double rate = static_cast<double>((done + 1) * report.globalBatch) / elapsed;
-        out << fmt::format("\r  iteration {}/{}  epoch {}  {:.0f} samples/s  loss {:.4f}  ETA {:.0f} s   ", done + 1,
-                           total, epoch + 1, rate, lossSum / static_cast<double>(steps + 1),
-                           static_cast<double>(total - done - 1) * static_cast<double>(report.globalBatch) / rate)
-            << std::flush;
-      }
+      if (lead_ && terminal_ && (done_ % 20 == 0)) printProgress(epoch, lossSum / static_cast<double>(steps + 1));
     }
-    dp.synchronize();
-    const auto [testLoss, accuracy] = evaluate(dp.net(), data.test, comm);
-    EpochReport e{epoch + 1, lossSum / static_cast<double>(std::max<std::int64_t>(1, steps)), testLoss, accuracy,
-                  std::chrono::duration<double>(Clock::now() - epochStart).count()};
-    report.epochs.push_back(e);
-    if (lead && !o.quiet) {
-      if (terminal) out << "\r";
-      out << fmt::format("epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.2f}%, {:.1f} s\n", e.epoch,
-                         e.trainLoss, e.testLoss, 100 * e.testAccuracy, e.seconds);
+    dp_.synchronize();
+    const auto [testLoss, accuracy] = evaluate(dp_.net(), data_.test, comm_);
+    const EpochReport e{epoch + 1, lossSum / static_cast<double>(std::max<std::int64_t>(1, steps)), testLoss, accuracy,
+                        std::chrono::duration<double>(Clock::now() - epochStart).count()};
+    report_.epochs.push_back(e);
+    if (lead_ && !o_.quiet) {
+      if (terminal_) out_ << "\r";
+      out_ << fmt::format("epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.2f}%, {:.1f} s\n", e.epoch,
+                          e.trainLoss, e.testLoss, 100 * e.testAccuracy, e.seconds);
     }
   }
-  report.iterations = done - resumedAt;
-  report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  const double n = static_cast<double>(std::max<std::int64_t>(1, measured));
-  report.samplesPerSecond = measured > 0 ? n * static_cast<double>(report.globalBatch) / report.trainingSeconds
-                                         : static_cast<double>(report.iterations * report.globalBatch) / report.seconds;
-  dp.synchronize();
-  if (lead && !o.weightsOut.empty()) {
-    std::ofstream file(o.weightsOut, std::ios::binary);
-    if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o.weightsOut));
-    for (const auto& p : dp.net()->parameters()) {
+
+  // Iteration `it` of the epoch: load the batch, step, and add its times past the warm-up
+  // (the first iterations touch fresh memory and warm caches). Returns the local loss.
+  double step(int epoch, std::int64_t it, const torch::Tensor& index) {
+    const auto start = Clock::now();
+    const torch::Tensor idx = index.narrow(0, it * o_.batchPerRank, o_.batchPerRank);
+    const torch::Tensor x = data_.train.images.index_select(0, idx);
+    const torch::Tensor y = data_.train.labels.index_select(0, idx);
+    const double loading = std::chrono::duration<double>(Clock::now() - start).count();
+    const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch_);
+    const double loss = dp_.step(x, y, learningRate(o_, progress, comm_.size()));
+    if (done_ - resumedAt_ >= kWarmupIterations) {
+      const StepTimes& st = dp_.times();
+      plan::TimeBreakdown& t = report_.time;
+      t.dataLoading += loading;
+      t.forward += st.forward;
+      t.backwardData += st.backward;
+      t.gradientExposed += st.exposedCommunication;
+      t.gradientAllreduce += st.totalCommunication;
+      t.update += st.update;
+      report_.trainingSeconds += std::chrono::duration<double>(Clock::now() - start).count();
+      ++report_.measuredIterations;
+    }
+    return loss;
+  }
+
+  void printProgress(int epoch, double meanLoss) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
+    const double rate = static_cast<double>((done_ + 1) * report_.globalBatch) / elapsed;
+    out_ << fmt::format("\r  iteration {}/{}  epoch {}  {:.0f} samples/s  loss {:.4f}  ETA {:.0f} s   ", done_ + 1, total_,
+                        epoch + 1, rate, meanLoss,
+                        static_cast<double>(total_ - done_ - 1) * static_cast<double>(report_.globalBatch) / rate)
+         << std::flush;
+  }
+
+  void writeWeights() {
+    std::ofstream file(o_.weightsOut, std::ios::binary);
+    if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o_.weightsOut));
+    for (const auto& p : dp_.net()->parameters()) {
       const torch::Tensor c = p.detach().contiguous();
       file.write(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
     }
   }
-  report.forward /= n;
-  report.backward /= n;
-  report.exposedCommunication /= n;
-  report.totalCommunication /= n;
-  report.update /= n;
-  report.dataLoading /= n;
-  return report;
+
+  TrainReport finishReport() {
+    report_.iterations = done_ - resumedAt_;
+    report_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+    const std::int64_t measured = report_.measuredIterations;
+    const double n = static_cast<double>(std::max<std::int64_t>(1, measured));
+    report_.samplesPerSecond = measured > 0
+                                   ? n * static_cast<double>(report_.globalBatch) / report_.trainingSeconds
+                                   : static_cast<double>(report_.iterations * report_.globalBatch) / report_.seconds;
+    plan::TimeBreakdown& t = report_.time;
+    for (double* v : {&t.forward, &t.backwardData, &t.gradientExposed, &t.gradientAllreduce, &t.update, &t.dataLoading}) {
+      *v /= n;
+    }
+    return report_;
+  }
+
+  const comm::Communicator& comm_;
+  const graph::Model& model_;
+  const TrainOptions& o_;
+  std::ostream& out_;
+  int threads_;
+  bool seeded_;
+  Data data_;
+  DataParallelStep dp_;
+  bool lead_;
+  bool terminal_;
+  TrainingState state_;
+  TrainReport report_;
+  std::int64_t perEpoch_ = 0;
+  std::int64_t total_ = 0;
+  std::int64_t done_ = 0;
+  std::int64_t resumedAt_ = 0;
+  Clock::time_point started_;
+};
+
+}  // namespace
+
+TrainReport runTraining(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o,
+                        std::ostream& out) {
+  if (o.comm.negotiation == Negotiation::kCentralized) {
+    throw ConfigError("centralized negotiation is modelled by plan but not run by train: use decentralized or none");
+  }
+  return Trainer(comm, model, o, out).run();
 }
 
 }  // namespace paraxis::train

@@ -10,7 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "graph/model.hpp"
-#include "plan/strategy.hpp"
+#include "plan/estimate.hpp"
 
 namespace paraxis::train {
 
@@ -51,12 +51,14 @@ struct TrainReport {
   int ranks = 1;
   int threads = 1;
   std::int64_t iterations = 0;
+  std::int64_t measuredIterations = 0;  // past the warm-up iterations, which the figures leave out
   std::int64_t globalBatch = 0;
   double seconds = 0;           // wall time of the run, evaluations included
   double trainingSeconds = 0;   // the measured iterations only
-  double samplesPerSecond = 0;  // over the measured iterations (the first 3 are warm-up)
-  // Per iteration, averaged: the oracle's components.
-  double forward = 0, backward = 0, exposedCommunication = 0, totalCommunication = 0, update = 0, dataLoading = 0;
+  double samplesPerSecond = 0;  // over the measured iterations
+  // Per measured iteration, averaged, in the oracle's breakdown: forward, the backward pass
+  // (whole, in backwardData), update, gradient reduction total and exposed, data loading.
+  plan::TimeBreakdown time;
   std::vector<EpochReport> epochs;
 };
 

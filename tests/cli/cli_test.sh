@@ -113,7 +113,7 @@ expect_ok "device fitted by paraxis bench compute" clusters show "$fitted"
 rm -f "$fitted"
 expect_error "--batch: expected >= 1, found 0" bench compute --model lenet --batch 0
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
-"$paraxis" train --model lenet --iterations 6 --json "$report" >/dev/null
+"$paraxis" train --model lenet --iterations 6 --report "$report" >/dev/null
 expect_ok "lenet on local against .* \(1 run\); seconds per iteration" validate --measured "$report" --cluster local
 expect_error "measured run 'paraxis-report.*' ran model 'lenet', not 'resnet50' \(give --model lenet\)" validate --measured "$report" --model resnet50
 rm -f "$report"
