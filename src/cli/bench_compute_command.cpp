@@ -12,7 +12,9 @@
 #include "comm/collectives.hpp"
 #include "comm/world.hpp"
 #include "cli/context.hpp"
+#include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
@@ -31,6 +33,7 @@ struct Options {
   std::string cluster = "local";
   std::string dtype = "fp32";
   std::string out;
+  bool json = false;
 };
 
 // "resnet18@64": a zoo model at another input size.
@@ -48,6 +51,80 @@ double forwardSeconds(const hw::Device& device, double peak, const std::vector<c
   return sum;
 }
 
+using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;
+
+struct ModelTimes {
+  std::string model;
+  std::size_t calls = 0;
+  double measured = 0, before = 0, after = 0;  // forward seconds: measured, predicted by the cluster, fitted
+};
+
+std::vector<ModelTimes> compareModels(const TimedModels& timed, const hw::Device& before, const hw::Device& after,
+                                      double peak) {
+  std::vector<ModelTimes> rows;
+  for (const auto& [spec, calls] : timed) {
+    ModelTimes m{spec, calls.size(), 0, forwardSeconds(before, peak, calls), forwardSeconds(after, peak, calls)};
+    for (const calib::TimedCall& c : calls) m.measured += c.seconds;
+    rows.push_back(m);
+  }
+  return rows;
+}
+
+void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, const hw::Device& was,
+              const hw::Device& fitted, const calib::DeviceFit& fit, std::ostream& out) {
+  Table t;
+  t.addColumn("model");
+  t.addColumn("layer calls", Table::Align::kRight);
+  t.addColumn("measured forward", Table::Align::kRight);
+  t.addColumn(fmt::format("predicted ({})", cluster), Table::Align::kRight);
+  t.addColumn("predicted (fitted)", Table::Align::kRight);
+  for (const ModelTimes& m : rows) {
+    t.addRow({m.model, std::to_string(m.calls), units::formatSeconds(m.measured),
+              fmt::format("{} ({:+.0f}%)", units::formatSeconds(m.before), (m.before / m.measured - 1) * 100),
+              fmt::format("{} ({:+.0f}%)", units::formatSeconds(m.after), (m.after / m.measured - 1) * 100)});
+  }
+  out << '\n';
+  t.print(out);
+  out << fmt::format("\nmemory bandwidth: {} (median of {} element-wise and pooling calls; was {})\n",
+                     units::formatRate(fitted.memoryBandwidth), fit.memoryCalls, units::formatRate(was.memoryBandwidth));
+  out << fmt::format("efficiency by work per call ({} compute-bound calls):", fit.computeCalls);
+  for (const hw::EfficiencyPoint& p : fitted.efficiency) {
+    out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  }
+  out << '\n';
+  if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
+}
+
+nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& cluster, const hw::Device& fitted,
+                       const calib::DeviceFit& fit, const std::string& written) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const ModelTimes& m : rows) {
+    models.push_back({{"model", m.model}, {"layer_calls", m.calls}, {"measured_forward_seconds", m.measured},
+                      {"predicted_forward_seconds", m.before}, {"fitted_forward_seconds", m.after}});
+  }
+  nlohmann::json efficiency = nlohmann::json::array();
+  for (const hw::EfficiencyPoint& p : fitted.efficiency) efficiency.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  return {{"cluster", cluster},
+          {"models", models},
+          {"memory_bandwidth_bytes_per_s", fitted.memoryBandwidth},
+          {"memory_calls", fit.memoryCalls},
+          {"compute_calls", fit.computeCalls},
+          {"efficiency", efficiency},
+          {"curve_fitted", !fit.efficiency.empty()},
+          {"wrote", written}};
+}
+
+// Rank 0 writes the cluster with the fitted device, checked to load back.
+void writeFittedCluster(const Options& o, hw::Cluster cluster, const hw::Device& fitted, int ranks) {
+  cluster.device = fitted;
+  cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} thread{} x {} rank{})",
+                                     fmt::join(o.models, ", "), o.batch, o.threads, o.threads == 1 ? "" : "s", ranks,
+                                     ranks == 1 ? "" : "s");
+  const std::string yaml = hw::clusterYaml(cluster);
+  hw::loadClusterText(yaml, o.out);  // what is written must load
+  writeFileAtomically(o.out, yaml, "--out");
+}
+
 void run(const Options& o, Context& context) {
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
@@ -57,12 +134,12 @@ void run(const Options& o, Context& context) {
   requireWritableDirectory(o.out, "--out");
   if (o.batch < 1) throw ConfigError(fmt::format("--batch: expected >= 1, found {}", o.batch));
   if (o.repeats < 1) throw ConfigError(fmt::format("--repeats: expected >= 1, found {}", o.repeats));
-  hw::Cluster cluster = hw::loadCluster(o.cluster);
+  const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const double peak = cluster.device.peak(o.dtype);
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
-  std::ostream& out = comm.rank() == 0 ? context.out : quiet;
-  std::vector<std::pair<std::string, std::vector<calib::TimedCall>>> timed;
+  std::ostream& out = comm.rank() == 0 && !o.json ? context.out : quiet;
+  TimedModels timed;
   std::vector<calib::TimedCall> all;
   for (const std::string& spec : o.models) {
     const graph::Model model = loadModel(sourceOf(spec));
@@ -79,43 +156,12 @@ void run(const Options& o, Context& context) {
   if (fit.memoryBandwidth > 0) fitted.memoryBandwidth = fit.memoryBandwidth;
   if (!fit.efficiency.empty()) fitted.efficiency = fit.efficiency;
   fitted.prepare();
-
-  Table t;
-  t.addColumn("model");
-  t.addColumn("layer calls", Table::Align::kRight);
-  t.addColumn("measured forward", Table::Align::kRight);
-  t.addColumn(fmt::format("predicted ({})", cluster.name), Table::Align::kRight);
-  t.addColumn("predicted (fitted)", Table::Align::kRight);
-  for (const auto& [spec, calls] : timed) {
-    double measured = 0;
-    for (const calib::TimedCall& c : calls) measured += c.seconds;
-    const double before = forwardSeconds(cluster.device, peak, calls), after = forwardSeconds(fitted, peak, calls);
-    t.addRow({spec, std::to_string(calls.size()), units::formatSeconds(measured),
-              fmt::format("{} ({:+.0f}%)", units::formatSeconds(before), (before / measured - 1) * 100),
-              fmt::format("{} ({:+.0f}%)", units::formatSeconds(after), (after / measured - 1) * 100)});
-  }
-  out << '\n';
-  t.print(out);
-  out << fmt::format("\nmemory bandwidth: {} (median of {} element-wise and pooling calls; was {})\n",
-                     units::formatRate(fitted.memoryBandwidth), fit.memoryCalls,
-                     units::formatRate(cluster.device.memoryBandwidth));
-  out << fmt::format("efficiency by work per call ({} compute-bound calls):", fit.computeCalls);
-  for (const hw::EfficiencyPoint& p : fitted.efficiency) {
-    out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
-  }
-  out << '\n';
-  if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
-  if (!o.out.empty() && comm.rank() == 0) {
-    cluster.device = fitted;
-    cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} thread{} x {} rank{})",
-                                       fmt::join(o.models, ", "), o.batch, o.threads, o.threads == 1 ? "" : "s",
-                                       comm.size(), comm.size() == 1 ? "" : "s");
-    const std::string yaml = hw::clusterYaml(cluster);
-    hw::loadClusterText(yaml, o.out);  // what is written must load
-    std::ofstream file(o.out);
-    if (!(file << yaml)) throw ConfigError(fmt::format("{}: cannot write the fitted cluster", o.out));
-    out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
-  }
+  if (comm.rank() != 0) return;
+  if (!o.out.empty()) writeFittedCluster(o, cluster, fitted, comm.size());
+  const std::vector<ModelTimes> rows = compareModels(timed, cluster.device, fitted, peak);
+  if (o.json) return printJson(fitJson(rows, cluster.name, fitted, fit, o.out), context);
+  printFit(rows, cluster.name, cluster.device, fitted, fit, out);
+  if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 
 }  // namespace
@@ -131,6 +177,7 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   c->add_option("--cluster", o->cluster, "the cluster whose device is fitted (default local)");
   c->add_option("--dtype", o->dtype, "data type of the peak (default fp32)");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
+  c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->callback([o, &context] { run(*o, context); });
 }
 

@@ -10,9 +10,12 @@
 #include <ostream>
 
 #include "cli/context.hpp"
+#include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "plan/strategy_json.hpp"
 #include "core/table.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
@@ -30,6 +33,7 @@ struct Options : ModelSource {
   std::string dtype = "fp32";
   std::string fitGpus;  // calibrate: the runs at these GPU counts are fitted, the rest held out
   std::string out;      // calibrate: the calibrated cluster file
+  bool json = false;
   CLI::Option* modelOption = nullptr;
 };
 
@@ -108,12 +112,41 @@ void printComparison(const std::vector<calib::RunComparison>& rows, const std::v
   t.print(out);
 }
 
+nlohmann::json comparisonJson(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const calib::RunComparison& r = rows[i];
+    const plan::Strategy& s = r.run->strategy;
+    nlohmann::json row = {
+        {"label", r.run->label},
+        {"line", r.run->line},
+        {"strategy", s.name},
+        {"grid", s.grid.str()},
+        {"gpus", s.grid.total()},
+        {"global_batch", s.globalBatch},
+        {"per_iteration", r.run->perIteration},
+        {"measured", {{"compute", r.run->compute}, {"communication", r.run->communication}, {"total", r.run->total}}},
+        {"predicted", {{"compute", r.compute}, {"communication", r.communication}, {"total", r.total},
+                       {"time", plan::timeBreakdownJson(r.estimate.time)}}},
+        {"error", r.error}};
+    if (!heldOut.empty()) row["held_out"] = static_cast<bool>(heldOut[i]);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 void runValidate(const Options& o, Context& context) {
   const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
   const RunModels models(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
   const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
+  if (o.json) {
+    printJson({{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
+               {"runs", comparisonJson(rows, {})}, {"mean_absolute_error", calib::meanAbsoluteError(rows)}},
+              context);
+    return;
+  }
   std::ostream& out = context.out;
   const bool perIteration = std::any_of(runs.begin(), runs.end(), [](const calib::MeasuredRun& r) { return r.perIteration; });
   out << fmt::format("{} on {} against {} ({} run{}); seconds per {}\n", models.names(), cluster.name,
@@ -128,13 +161,8 @@ void runValidate(const Options& o, Context& context) {
   out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", calib::meanAbsoluteError(rows) * 100);
 }
 
-void runCalibrate(const Options& o, Context& context) {
-  const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
-  const RunModels models(o, runs);
-  const hw::Cluster cluster = hw::loadCluster(o.cluster);
-  const std::string text = hw::clusterText(o.cluster);
-  const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
-  requireWritableDirectory(o.out, "--out");
+// Which runs the fit uses: those at the --fit-gpus counts (all without it); the rest are held out.
+std::vector<bool> heldOutRuns(const Options& o, const std::vector<calib::MeasuredRun>& runs) {
   std::vector<int> fitGpus;
   if (!o.fitGpus.empty()) {
     try {
@@ -144,63 +172,100 @@ void runCalibrate(const Options& o, Context& context) {
       throw ConfigError("--fit-gpus" + (what.rfind("--gpus", 0) == 0 ? what.substr(6) : ": " + what));
     }
   }
-  std::vector<calib::MeasuredRun> fitting;
-  std::vector<plan::PlanInputs> fittingInputs;
   std::vector<bool> heldOut;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const calib::MeasuredRun& run = runs[i];
-    const bool fit = fitGpus.empty() || std::find(fitGpus.begin(), fitGpus.end(), run.strategy.grid.total()) != fitGpus.end();
-    if (fit) {
-      fitting.push_back(run);
-      fittingInputs.push_back(in[i]);
-    }
-    heldOut.push_back(!fit);
+  for (const calib::MeasuredRun& run : runs) {
+    heldOut.push_back(!fitGpus.empty() &&
+                      std::find(fitGpus.begin(), fitGpus.end(), run.strategy.grid.total()) == fitGpus.end());
   }
-  if (fitting.empty()) {
+  if (std::find(heldOut.begin(), heldOut.end(), false) == heldOut.end()) {
     throw ConfigError(fmt::format("--fit-gpus {}: no run in {} has those GPU counts", o.fitGpus, fmt::join(o.measured, ", ")));
   }
-  std::ostream& out = context.out;
-  out << fmt::format("fitting the implementation factors of {} to {} of the {} runs in {} ...\n", cluster.name,
-                     fitting.size(), runs.size(), fmt::join(o.measured, ", "));
-  out.flush();
-  const calib::ImplementationFit fit = calib::fitImplementation(fittingInputs, fitting);
+  return heldOut;
+}
 
-  hw::Implementation im = fit.implementation;
-  im.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", models.names(), cluster.name,
-                          fitting.size(), fmt::join(o.measured, ", "));
-  hw::Cluster calibrated = cluster;
-  calibrated.implementation = im;
-  const std::vector<plan::PlanInputs> withFit = models.inputs(o, calibrated);
-  const std::vector<calib::RunComparison> rows = calib::compareRuns(withFit, runs);
+struct Calibration {
+  calib::ImplementationFit fit;
+  hw::Cluster calibrated;
+  std::vector<calib::RunComparison> rows;  // every run, against the calibrated cluster
+  std::vector<bool> heldOut;
+  double heldOutError = -1;  // -1: no run held out
+};
+
+void printCalibration(const Calibration& c, std::ostream& out) {
   out << '\n';
-  printComparison(rows, heldOut, out);
-
+  printComparison(c.rows, c.heldOut, out);
   Table factors;
   factors.addColumn("factor");
   factors.addColumn("value", Table::Align::kRight);
+  const hw::Implementation& im = c.calibrated.implementation;
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
-    const bool fitted = std::find(fit.fitted.begin(), fit.fitted.end(), f.key) != fit.fitted.end();
+    const bool fitted = std::find(c.fit.fitted.begin(), c.fit.fitted.end(), f.key) != c.fit.fitted.end();
     factors.addRow({f.key, fitted ? fmt::format("{:.3g}", im.*f.field) : "1 (no run exercises it)"});
   }
   out << "\nimplementation factors (predicted time of that kind x factor):\n";
   factors.print(out);
-  std::vector<calib::RunComparison> held;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (heldOut[i]) held.push_back(rows[i]);
-  }
   out << fmt::format("\nmean absolute error on the fitted runs: {:.1f}% with the factors at 1, {:.1f}% fitted\n",
-                     fit.errorBefore * 100, fit.errorAfter * 100);
-  if (!held.empty()) {
-    out << fmt::format("mean absolute error on the {} held-out runs: {:.1f}%\n", held.size(),
-                       calib::meanAbsoluteError(held) * 100);
+                     c.fit.errorBefore * 100, c.fit.errorAfter * 100);
+  if (c.heldOutError >= 0) {
+    const auto held = std::count(c.heldOut.begin(), c.heldOut.end(), true);
+    out << fmt::format("mean absolute error on the {} held-out runs: {:.1f}%\n", held, c.heldOutError * 100);
   }
+}
+
+nlohmann::json calibrationJson(const Calibration& c, const std::string& models, const std::string& written) {
+  nlohmann::json factors = nlohmann::json::object();
+  for (const hw::ImplementationFactor& f : hw::kImplementationFactors) factors[f.key] = c.calibrated.implementation.*f.field;
+  return {{"models", models},
+          {"cluster", c.calibrated.name},
+          {"runs", comparisonJson(c.rows, c.heldOut)},
+          {"factors", factors},
+          {"fitted", c.fit.fitted},
+          {"error_before", c.fit.errorBefore},
+          {"error_after", c.fit.errorAfter},
+          {"held_out_error", c.heldOutError >= 0 ? nlohmann::json(c.heldOutError) : nlohmann::json(nullptr)},
+          {"wrote", written}};
+}
+
+void runCalibrate(const Options& o, Context& context) {
+  const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
+  const RunModels models(o, runs);
+  const hw::Cluster cluster = hw::loadCluster(o.cluster);
+  const std::string text = hw::clusterText(o.cluster);
+  const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
+  requireWritableDirectory(o.out, "--out");
+  Calibration c;
+  c.heldOut = heldOutRuns(o, runs);
+  std::vector<calib::MeasuredRun> fitting;
+  std::vector<plan::PlanInputs> fittingInputs;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (c.heldOut[i]) continue;
+    fitting.push_back(runs[i]);
+    fittingInputs.push_back(in[i]);
+  }
+  if (!o.json) {
+    context.out << fmt::format("fitting the implementation factors of {} to {} of the {} runs in {} ...\n", cluster.name,
+                               fitting.size(), runs.size(), fmt::join(o.measured, ", "))
+                << std::flush;
+  }
+  c.fit = calib::fitImplementation(fittingInputs, fitting);
+  c.calibrated = cluster;
+  c.calibrated.implementation = c.fit.implementation;
+  c.calibrated.implementation.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", models.names(),
+                                                   cluster.name, fitting.size(), fmt::join(o.measured, ", "));
+  c.rows = calib::compareRuns(models.inputs(o, c.calibrated), runs);
+  std::vector<calib::RunComparison> held;
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    if (c.heldOut[i]) held.push_back(c.rows[i]);
+  }
+  if (!held.empty()) c.heldOutError = calib::meanAbsoluteError(held);
   if (!o.out.empty()) {
-    const std::string yaml = hw::withImplementation(text, im);
+    const std::string yaml = hw::withImplementation(text, c.calibrated.implementation);
     hw::loadClusterText(yaml, o.out);  // what is written must load
-    std::ofstream file(o.out);
-    if (!(file << yaml)) throw ConfigError(fmt::format("{}: cannot write the calibrated cluster", o.out));
-    out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
+    writeFileAtomically(o.out, yaml, "--out");
   }
+  if (o.json) return printJson(calibrationJson(c, models.names(), o.out), context);
+  printCalibration(c, context.out);
+  if (!o.out.empty()) context.out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 
 void addCommon(CLI::App* c, Options* o) {
@@ -211,6 +276,7 @@ void addCommon(CLI::App* c, Options* o) {
   c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
   c->add_option("--dtype", o->dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
+  c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
 }
 
 }  // namespace

@@ -84,7 +84,13 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   }
 }
 
-void listClusters(Context& context) {
+void listClusters(bool json, Context& context) {
+  if (json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const hw::Preset& preset : hw::presets()) rows.push_back(clusterJson(hw::loadCluster(preset.name)));
+    printJson({{"clusters", rows}}, context);
+    return;
+  }
   Table table;
   table.addColumn("cluster");
   table.addColumn("devices", Table::Align::kRight);
@@ -110,8 +116,10 @@ void listClusters(Context& context) {
 
 void addClustersCommand(CLI::App& app, Context& context) {
   CLI::App* clusters = app.add_subcommand("clusters", "List the machine presets, or show one in detail");
-  clusters->callback([clusters, &context] {
-    if (clusters->get_subcommands().empty()) listClusters(context);
+  auto listJson = std::make_shared<bool>(false);
+  clusters->add_flag("--json", *listJson, "print every preset as JSON (keys in docs/json-output.md)");
+  clusters->callback([clusters, listJson, &context] {
+    if (clusters->get_subcommands().empty()) listClusters(*listJson, context);
   });
   struct Options {
     std::string cluster;

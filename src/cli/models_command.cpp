@@ -25,7 +25,20 @@ struct ShowOptions : ModelSource {
   bool json = false;
 };
 
-void listModels(Context& context) {
+void listModels(bool json, Context& context) {
+  if (json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const graph::ZooEntry& entry : graph::zooEntries()) {
+      const graph::Model model = entry.build(entry.defaultInput, entry.defaultClasses);
+      const graph::ModelTotals t = model.totals();
+      nlohmann::json input = {entry.defaultInput.channels};
+      for (auto e : entry.defaultInput.spatial) input.push_back(e);
+      rows.push_back({{"name", entry.name}, {"description", entry.description}, {"input", input},
+                      {"classes", entry.defaultClasses}, {"params", t.params}, {"forward_flops", t.forwardFlops}});
+    }
+    printJson({{"models", rows}}, context);
+    return;
+  }
   Table table;
   table.addColumn("model");
   table.addColumn("input", Table::Align::kRight);
@@ -46,8 +59,10 @@ void listModels(Context& context) {
 
 void addModelsCommand(CLI::App& app, Context& context) {
   CLI::App* models = app.add_subcommand("models", "List the model zoo, or show one model layer by layer");
-  models->callback([models, &context] {
-    if (models->get_subcommands().empty()) listModels(context);
+  auto listJson = std::make_shared<bool>(false);
+  models->add_flag("--json", *listJson, "print the zoo as JSON (keys in docs/json-output.md)");
+  models->callback([models, listJson, &context] {
+    if (models->get_subcommands().empty()) listModels(*listJson, context);
   });
   auto options = std::make_shared<ShowOptions>();
   CLI::App* show = models->add_subcommand("show", "Per-layer shapes, parameters, FLOPs and activation bytes");

@@ -11,6 +11,7 @@
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/plan_report.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "hw/presets.hpp"
@@ -114,6 +115,7 @@ void runParadl(const Options& o, const plan::PlanInputs& in, const plan::PlanReq
   // ParaDL's file names its data set size; --dataset-size still wins.
   const double samples = o.datasetSize <= 0 && network.samples > 0 ? network.samples : in.datasetSamples;
   std::vector<std::vector<std::string>> rows;
+  nlohmann::json json = nlohmann::json::array();
   for (int gpus : r.gpus) {
     for (const std::string& name : r.strategies) {
       const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : r.batchPerGpu * gpus;
@@ -121,16 +123,34 @@ void runParadl(const Options& o, const plan::PlanInputs& in, const plan::PlanReq
       const plan::ParadlEpoch e = plan::paradlEpoch(network, platform, s, samples);
       rows.push_back({name, s.grid.str(), std::to_string(gpus), std::to_string(global),
                       fmt::format("{:.1f}", e.compute), fmt::format("{:.1f}", e.communication), fmt::format("{:.2f}", e.total())});
+      json.push_back({{"strategy", name}, {"grid", s.grid.str()}, {"gpus", gpus}, {"global_batch", global},
+                      {"epoch_compute_seconds", e.compute}, {"epoch_communication_seconds", e.communication},
+                      {"epoch_seconds", e.total()}});
     }
   }
-  printParadlTable(rows, context.out);
+  if (o.json) {
+    printJson({{"model", in.model->name()}, {"cluster", in.cluster->name}, {"variant", "paradl"}, {"rows", json}}, context);
+  } else {
+    printParadlTable(rows, context.out);
+  }
 }
 
-void runPerLayer(const plan::PlanInputs& in, const plan::PlanRequest& r, Context& context) {
+void runPerLayer(const Options& o, const plan::PlanInputs& in, const plan::PlanRequest& r, Context& context) {
   const int gpus = r.gpus.front();
   const std::int64_t batch = r.globalBatch > 0 ? r.globalBatch : std::max<std::int64_t>(1, r.batchPerGpu) * gpus;
   const plan::LayerSearchResult result = plan::searchDistributions(in, gpus, batch);
-  printLayerSearch(*in.model, result, gpus, batch, context.out);
+  if (!o.json) return printLayerSearch(*in.model, result, gpus, batch, context.out);
+  nlohmann::json layers = nlohmann::json::array();
+  for (int i = 0; i < in.model->size(); ++i) {
+    const plan::Distribution& d = result.perLayer[i];
+    layers.push_back({{"index", i}, {"name", in.model->layer(i).name},
+                      {"distribution", {{"sample", d.sample}, {"depth", d.depth}, {"height", d.height},
+                                        {"width", d.width}, {"replicas", d.replicas}}},
+                      {"layer_seconds", result.layerSeconds[i]}, {"shuffle_seconds", result.shuffleSeconds[i]}});
+  }
+  printJson({{"model", in.model->name()}, {"cluster", in.cluster->name}, {"gpus", gpus}, {"global_batch", batch},
+             {"total_seconds", result.totalSeconds}, {"layers", layers}},
+            context);
 }
 
 void run(const Options& o, Context& context) {
@@ -139,7 +159,7 @@ void run(const Options& o, Context& context) {
   const plan::PlanInputs in = inputs(o, model, cluster);
   const plan::PlanRequest r = request(o);
   if (o.variant == "paradl") return runParadl(o, in, r, context);
-  if (o.perLayer) return runPerLayer(in, r, context);
+  if (o.perLayer) return runPerLayer(o, in, r, context);
   if (o.variant != "default") throw ConfigError(fmt::format("--model-variant: expected default or paradl, found '{}'", o.variant));
   std::vector<plan::Estimate> estimates = plan::planAll(in, r);
   // An explicit single request that cannot run is a user error, not a table row.
@@ -149,9 +169,7 @@ void run(const Options& o, Context& context) {
   }
   if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
   if (!o.emit.empty()) {
-    std::ofstream file(o.emit);
-    if (!file) throw ConfigError(fmt::format("--emit: cannot write '{}'", o.emit));
-    file << plan::strategyJson(estimates.front().strategy).dump(2) << '\n';
+    writeFileAtomically(o.emit, plan::strategyJson(estimates.front().strategy).dump(2) + "\n", "--emit");
   }
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# paraxis plan: the oracle's command line, errors, tables, --emit.
+source "$(dirname "$0")/lib.sh" "$@"
+
+expect_error "unknown strategy 'magic'" plan --strategies magic
+expect_error "filter split over 128 exceeds the 64 filters of layer 'conv1'" plan --strategies filter --gpus 128 --global-batch 128
+expect_error "global batch 100 does not divide over 64 data-parallel groups" plan --strategies data --gpus 64 --global-batch 100
+expect_error "data=8192 needs 8192 devices; cluster 'abci' has 4352" plan --strategies data --gpus 8192
+expect_error "--gpus: expected a count" plan --gpus lots
+expect_error "--epochs-at: expected BATCH=EPOCHS" plan --epochs-at 90
+expect_error "needs --sample-seconds" plan --model-variant paradl
+expect_error "device 'Tesla V100-SXM2-16GB' has no peak for data type 'fp8'" plan --dtype fp8
+expect_ok "data .*data=64 .* 64 " plan --gpus 64 --strategies data,data+filter
+expect_ok "explain: data" plan --gpus 64 --strategies data --explain
+expect_ok "n.*xd1xh.*xw" plan --model small-cnn --gpus 4 --global-batch 8 --per-layer
+expect_ok "ParaDL's equations" plan --model-variant paradl --sample-seconds 0.0031195 --strategies data --gpus 64 --batch-per-gpu 64
+expect_ok "data .*data=64 .* 4096 .* 68.07" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/paradl_resnet50.net" --strategies data --gpus 64 --batch-per-gpu 64
+expect_error "lenet.yaml:1: expected name|x|w|y" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/lenet.yaml" --gpus 64
+expect_json plan --gpus 8,16 --json
+emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
+expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv
+if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["grid"]["data"] >= 1' "$emitted"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: --emit wrote no valid strategy JSON"; failures=$((failures + 1))
+fi
+rm -f "$emitted"
+finish

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# paraxis train: option errors, strategy files it cannot run yet.
+source "$(dirname "$0")/lib.sh" "$@"
+
+expect_error "--reduce-order: expected fifo or priority, found 'lifo'" train --model lenet --reduce-order lifo --iterations 1
+expect_error "--density: expected a fraction in \(0, 1\], found 2" train --density 2
+expect_error "--lr-schedule: expected constant, step or cosine" train --lr-schedule linear
+expect_error "--optimizer: only sgd" train --optimizer adam
+expect_error "nope.json: cannot open the strategy file" train --plan nope.json
+strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
+"$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null
+expect_error "has model-parallel axes; train runs the data axis only so far" train --model small-cnn --plan "$strategy"
+rm -f "$strategy"
+finish

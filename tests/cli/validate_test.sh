@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# paraxis validate and calibrate: measured runs against the oracle, train reports.
+source "$(dirname "$0")/lib.sh" "$@"
+
+runs="$data/paradl_abci_resnet50_runs.csv"
+expect_ok "mean absolute error on the totals: [0-9.]+%" validate --measured "$runs"
+expect_error "nope.csv: cannot read the measured runs" validate --measured nope.csv
+expect_error "bad_runs.csv:2: column 'grid': grid 'data=8xq=4'" validate --measured "$data/bad_runs.csv"
+expect_error "measured run 'big' \(line 3\): data=8192 needs 8192 devices" validate --measured "$data/too_big_runs.csv"
+expect_error "--measured is required" calibrate
+expect_error "--fit-gpus 8: no run in" calibrate --measured "$runs" --fit-gpus 8
+expect_error "--fit-gpus: expected a count" calibrate --measured "$runs" --fit-gpus abc
+expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exist" calibrate --measured "$runs" --out /nonexistent/x.yaml
+calibrated=$(mktemp /tmp/paraxis-calibrated.XXXXXX.yaml)
+expect_ok "held-out runs: [0-9.]+%" calibrate --measured "$runs" --fit-gpus 32,64 --out "$calibrated"
+expect_ok "implementation factors .*paraxis calibrate" clusters show "$calibrated"
+expect_ok "implementation factors: paraxis calibrate" validate --measured "$runs" --cluster "$calibrated"
+rm -f "$calibrated"
+report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
+"$paraxis" train --model lenet --iterations 6 --report "$report" >/dev/null
+expect_ok "lenet on local against .* \(1 run\); seconds per iteration" validate --measured "$report" --cluster local
+expect_error "measured run 'paraxis-report.*' ran model 'lenet', not 'resnet50' \(give --model lenet\)" validate --measured "$report" --model resnet50
+rm -f "$report"
+expect_error "expected the keys 'model' and 'strategy' of a 'paraxis train --json' report" validate --measured "$data/not_a_report.json"
+finish
