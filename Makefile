@@ -30,3 +30,13 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# ThreadSanitizer: the comm runtime, the gradient engine and the equivalence tests in their own
+# build folder (TSAN_BUILD), under tests/tsan.supp (uninstrumented MPI and LibTorch internals).
+TSAN_BUILD ?= build-tsan
+.PHONY: tsan
+tsan: setup
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARAXIS_TSAN=ON
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target comm_test train_equivalence_test train_test comm_kill_test
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -R "^(comm\.np|comm\.killed|train\.equivalence|GradientGroups|IrModule)" --timeout 900

@@ -5,6 +5,7 @@
 // compressor on every rank. Run under mpirun (2 and 3 ranks).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "comm/collectives.hpp"
 #include "comm/self/self_transport.hpp"
 #include "comm/world.hpp"
+#include "core/error.hpp"
 #include "common/mpi_test_main.hpp"
 #include "train/data_parallel.hpp"
 
@@ -255,6 +257,37 @@ TEST(Equivalence, ChunkSparseMatchesASerialSimulationOfTheCompressor) {
   const double tolerance = gWorld->size() <= 2 ? 0 : 1e-6;
   EXPECT_LE(relativeDifference(distributed, serial), tolerance);
   EXPECT_GT(relativeDifference(distributed, trainSerial(gWorld->size())), 1e-4);  // it really was sparse
+}
+
+
+// A failure on the engine's negotiation thread (here: a peer that never joins the step, so the
+// readiness round times out) reaches the caller of finishStep as the comm error, instead of
+// terminating the process; the waiting rank is not held past the deadline.
+TEST(Engine, ABackgroundTimeoutReachesTheCaller) {
+  if (gWorld->size() < 2) GTEST_SKIP() << "needs a peer that stays away";
+  const comm::Communicator comm = gWorld->withOptions({.deadlineSeconds = 2, .verify = false});
+  torch::Tensor weight = torch::ones({64}, torch::requires_grad());
+  GradientComm settings;
+  settings.order = ReduceOrder::kFifo;
+  settings.negotiation = Negotiation::kDecentralized;
+  {
+    reduce::GradientEngine engine(comm, reduce::GradientEngine::eachTensorALayer({weight}), settings);
+    if (comm.rank() == 0) {
+      engine.beginStep();
+      (weight * torch::randn({64})).sum().backward();
+      const auto start = std::chrono::steady_clock::now();
+      std::string message = "no error";
+      try {
+        engine.finishStep();
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_NE(message.find("allreduce"), std::string::npos) << message;
+      EXPECT_LT(waited, 4 * 2.0);
+    }
+  }
+  comm::barrier(*gWorld);
 }
 
 }  // namespace
