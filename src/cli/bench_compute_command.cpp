@@ -14,6 +14,7 @@
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
+#include "cli/plan_inputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
@@ -174,8 +175,7 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   c->add_option("--batch", o->batch, "samples per pass (default 32)");
   c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(CLI::PositiveNumber);
   c->add_option("--repeats", o->repeats, "timed passes after a warm-up; the median is used (default 5)");
-  c->add_option("--cluster", o->cluster, "the cluster whose device is fitted (default local)");
-  c->add_option("--dtype", o->dtype, "data type of the peak (default fp32)");
+  addClusterOptions(*c, o->cluster, o->dtype, "local; its device is the one fitted");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->callback([o, &context] { run(*o, context); });

@@ -271,11 +271,9 @@ void runCalibrate(const Options& o, Context& context) {
 void addCommon(CLI::App* c, Options* o) {
   c->add_option("--measured", o->measured, "measured runs: CSV files or 'paraxis train --json' reports (docs/measured-format.md)")
       ->required();
-  o->modelOption = c->add_option("--model", o->model, "zoo name or model .yaml file (default: the one a train report names, else resnet50)");
-  c->add_option("--input", o->input, "spatial input extents (zoo models)");
-  c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
+  o->modelOption = addModelOptions(*c, *o, "default: the one a train report names, else resnet50");
+  addClusterOptions(*c, o->cluster, o->dtype, "abci");
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
-  c->add_option("--dtype", o->dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
 }
 

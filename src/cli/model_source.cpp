@@ -1,5 +1,6 @@
 #include "cli/model_source.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -35,6 +36,20 @@ bool isModelFile(const std::string& name) {
 }
 
 }  // namespace
+
+void addModelShapeOptions(CLI::App& c, ModelSource& s) {
+  c.add_option("--input", s.input, "spatial input extents of a zoo model: 224, 224x224 or 128x128x128");
+  c.add_option("--channels", s.channels, "input channels of a zoo model (default: the model's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  c.add_option("--classes", s.classes, "output classes or targets of a zoo model (default: the model's)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+}
+
+CLI::Option* addModelOptions(CLI::App& c, ModelSource& s, const std::string& modelHelp) {
+  CLI::Option* model = c.add_option("--model", s.model, "zoo name or model .yaml file (" + modelHelp + ")");
+  addModelShapeOptions(c, s);
+  return model;
+}
 
 graph::Model loadModel(const ModelSource& o) {
   if (isModelFile(o.model)) {

@@ -5,6 +5,11 @@
 
 #include "graph/model.hpp"
 
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
 namespace paraxis::cli {
 
 struct ModelSource {
@@ -15,6 +20,12 @@ struct ModelSource {
 };
 
 graph::Model loadModel(const ModelSource& source);
+
+// The model options, registered once for every command that builds a model: --input,
+// --channels and --classes (how a zoo model is built), and --model (unless the command takes the
+// model as a positional argument) with its default named in `modelHelp`.
+void addModelShapeOptions(CLI::App& command, ModelSource& source);
+CLI::Option* addModelOptions(CLI::App& command, ModelSource& source, const std::string& modelHelp);
 
 // Before long work whose result goes to `path`: fails (naming `option`) unless the folder it
 // would be written in exists. An empty path passes.

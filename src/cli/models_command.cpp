@@ -68,11 +68,7 @@ void addModelsCommand(CLI::App& app, Context& context) {
   CLI::App* show = models->add_subcommand("show", "Per-layer shapes, parameters, FLOPs and activation bytes");
   show->add_option("model", options->model, "zoo name (see 'paraxis models') or a model .yaml file")
       ->required();
-  show->add_option("--input", options->input, "spatial input extents: 224, 224x224 or 128x128x128");
-  show->add_option("--channels", options->channels, "input channels (default: the model's)")
-      ->check(CLI::PositiveNumber);
-  show->add_option("--classes", options->classes, "output classes or targets (default: the model's)")
-      ->check(CLI::PositiveNumber);
+  addModelShapeOptions(*show, *options);
   show->add_option("--batch", options->batch, "samples per step for the batch totals")
       ->check(CLI::PositiveNumber);
   show->add_flag("--json", options->json, "print JSON (keys in docs/json-output.md)");

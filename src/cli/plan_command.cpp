@@ -188,9 +188,8 @@ void run(const Options& o, Context& context) {
 void addPlanCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("plan", "Predict, explain and rank parallel strategies (no MPI, no torch)");
-  c->add_option("--model", o->model, "zoo name or model .yaml file (default resnet50)");
-  c->add_option("--input", o->input, "spatial input extents (zoo models)");
-  c->add_option("--cluster", o->cluster, "preset or cluster .yaml file (default abci)");
+  addModelOptions(*c, *o, "default resnet50");
+  addClusterOptions(*c, o->cluster, o->dtype, "abci");
   c->add_option("--gpus", o->gpus, "GPU counts: 64, 8..1024 (powers of two) or 8,16,48 (default 8..1024)");
   c->add_option("--batch-per-gpu", o->batchPerGpu, "samples per GPU per iteration, or 'max' (largest that fits)");
   c->add_option("--global-batch", o->globalBatch, "the same global batch at every GPU count")->check(CLI::PositiveNumber);
@@ -208,7 +207,6 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--epochs-at", o->epochsAt, "anchor epochs-to-target at one batch: BATCH=EPOCHS");
   c->add_option("--epochs-table", o->epochsTable, "CSV of batch,epochs to interpolate");
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
-  c->add_option("--dtype", o->dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
   c->add_option("--congestion", o->congestion, "optimistic, expected (default) or congested");
   addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--micro-batches-per-stage", o->microPerStage, "pipeline micro-batches per stage (default 4)")

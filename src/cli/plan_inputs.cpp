@@ -1,8 +1,15 @@
 #include "cli/plan_inputs.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "plan/statistical.hpp"
 
 namespace paraxis::cli {
+
+void addClusterOptions(CLI::App& c, std::string& cluster, std::string& dtype, const std::string& defaultCluster) {
+  c.add_option("--cluster", cluster, "preset or cluster .yaml file (default " + defaultCluster + ")");
+  c.add_option("--dtype", dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
+}
 
 plan::PlanInputs planInputs(const graph::Model& model, const hw::Cluster& cluster, const std::string& dtype,
                             double datasetSize) {

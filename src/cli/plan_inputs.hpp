@@ -5,7 +5,15 @@
 
 #include "plan/inputs.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace paraxis::cli {
+
+// The cluster options, registered once for every command that predicts: --cluster (default
+// named in `defaultCluster`) and --dtype.
+void addClusterOptions(CLI::App& command, std::string& cluster, std::string& dtype, const std::string& defaultCluster);
 
 // Throws NotFoundError when the device has no peak for `dtype`.
 plan::PlanInputs planInputs(const graph::Model& model, const hw::Cluster& cluster, const std::string& dtype,

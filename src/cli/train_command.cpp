@@ -133,9 +133,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   o->model = "lenet";
   CLI::App* c = app.add_subcommand("train", "Data-parallel training on LibTorch (run under mpirun for several ranks)");
-  c->add_option("--model", o->model, "zoo name or model .yaml file (default lenet)");
-  c->add_option("--input", o->input, "spatial input extents (zoo models)");
-  c->add_option("--classes", o->classes, "output classes (zoo models)")->check(CLI::PositiveNumber);
+  addModelOptions(*c, *o, "default lenet");
   c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (batch and gradient settings)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
   c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data")->check(CLI::PositiveNumber);

@@ -51,5 +51,22 @@ TEST(GradientGroups, OracleAndEngineAgreeOnResNet50) { expectSameGroups("resnet5
 TEST(GradientGroups, OracleAndEngineAgreeOnSmallCnn) { expectSameGroups("small-cnn"); }
 TEST(GradientGroups, OracleAndEngineAgreeOnInceptionV3) { expectSameGroups("inception-v3"); }
 
+
+// The engine's readiness hooks go with it: the accumulator that outlives an engine carries none
+// of its hooks, and backward still runs.
+TEST(GradientEngine, HooksAreRemovedWithTheEngine) {
+  torch::Tensor weight = torch::ones({8}, torch::requires_grad());
+  const auto accumulator = torch::autograd::impl::grad_accumulator(weight);
+  const std::size_t before = accumulator->post_hooks().size();
+  {
+    const reduce::GradientEngine engine(comm::Communicator(comm::self::makeSelfTransport()),
+                                        reduce::GradientEngine::eachTensorALayer({weight}), GradientComm{});
+    EXPECT_EQ(accumulator->post_hooks().size(), before + 1);
+  }
+  EXPECT_EQ(accumulator->post_hooks().size(), before);
+  (weight * 2).sum().backward();
+  EXPECT_FLOAT_EQ(weight.grad()[0].item<float>(), 2.0F);
+}
+
 }  // namespace
 }  // namespace paraxis::train
