@@ -330,7 +330,7 @@ class Evaluator {
     TimeBreakdown& t = e_.time;
     // When the last gradient is ready: a pipeline's after its last micro-batch's backward.
     const double backwardWall = grid_.pipeline > 1 ? t.backwardData + t.backwardWeight : lastReady;
-    const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation);
+    const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation, a_.schedule);
     t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed;
     t.negotiation = 0;  // negotiation latency is inside the schedule

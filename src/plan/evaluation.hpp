@@ -21,6 +21,7 @@ struct LayerArrays {
   std::vector<double> forward, backward, backwardData, backwardWeight, communication;
   std::vector<GradientSource> sources;
   std::vector<int> stage;
+  ScheduleScratch schedule;
 
   void reset(int layers);
 };

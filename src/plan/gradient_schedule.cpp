@@ -29,9 +29,15 @@ std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sour
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& s, const std::function<double(double)>& reduce,
                                  double negotiationSeconds) {
-  // Reused between calls: the oracle evaluates thousands of configurations.
-  thread_local std::vector<double> bytes;
-  thread_local std::vector<int> ends;
+  ScheduleScratch scratch;
+  return scheduleGradients(sources, backwardSeconds, s, reduce, negotiationSeconds, scratch);
+}
+
+GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
+                                 const GradientComm& s, const std::function<double(double)>& reduce,
+                                 double negotiationSeconds, ScheduleScratch& scratch) {
+  std::vector<double>& bytes = scratch.bytes;
+  std::vector<int>& ends = scratch.ends;
   bytes.clear();
   for (const auto& src : sources) bytes.push_back(src.bytes);
   gradientGroupEnds(bytes, s, ends);
@@ -42,7 +48,7 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
   int begin = 0;
-  thread_local std::vector<double> groupSeconds;
+  std::vector<double>& groupSeconds = scratch.groupSeconds;
   groupSeconds.clear();
   for (int end : ends) {
     double groupBytes = 0;

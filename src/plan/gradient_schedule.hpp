@@ -31,8 +31,20 @@ struct GradientResult {
   int groups = 0;
 };
 
+// Working arrays of scheduleGradients, kept by the caller between calls (the oracle evaluates
+// thousands of configurations; the Oracle owns one).
+struct ScheduleScratch {
+  std::vector<double> bytes;
+  std::vector<int> ends;
+  std::vector<double> groupSeconds;
+};
+
 // `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
-// by the caller); `negotiate()` one negotiation round.
+// by the caller); `negotiationSeconds` one negotiation round.
+GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
+                                 const GradientComm& settings, const std::function<double(double)>& reduce,
+                                 double negotiationSeconds, ScheduleScratch& scratch);
+// The same with arrays of its own.
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& settings, const std::function<double(double)>& reduce,
                                  double negotiationSeconds);

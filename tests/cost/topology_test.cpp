@@ -1,0 +1,41 @@
+// The topology model: which network level a group of ranks crosses, shared flows, and the
+// allreduce it picks there.
+#include "cost/topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include "hw/presets.hpp"
+
+namespace paraxis::cost {
+namespace {
+
+TEST(Topology, SlowestPairSharedFlowsAndOversubscription) {
+  const hw::Cluster abci = hw::loadCluster("abci");
+  const double ib = 1 / 12.5e9;
+  // Inside one node: NVLink.
+  GroupLink g = groupLink(abci, {4, 1}, Congestion::kExpected);
+  EXPECT_EQ(g.level, 0);
+  EXPECT_DOUBLE_EQ(g.link.beta, 1 / 50e9);
+  EXPECT_DOUBLE_EQ(g.link.alpha, 20e-6);
+  // Two nodes, consecutive ranks: one flow leaves each node.
+  g = groupLink(abci, {8, 1}, Congestion::kExpected);
+  EXPECT_EQ(g.level, 1);
+  EXPECT_DOUBLE_EQ(g.link.beta, ib);
+  // One rank per node: the node's 4 rings share its link.
+  EXPECT_DOUBLE_EQ(groupLink(abci, {8, 4}, Congestion::kExpected).link.beta, 4 * ib);
+  // Across racks: 3:1 oversubscription, doubled contention when congested, none when optimistic.
+  EXPECT_DOUBLE_EQ(groupLink(abci, {100, 1}, Congestion::kExpected).link.beta, 3 * ib);
+  EXPECT_DOUBLE_EQ(groupLink(abci, {100, 1}, Congestion::kCongested).link.beta, 6 * ib);
+  EXPECT_DOUBLE_EQ(groupLink(abci, {100, 1}, Congestion::kOptimistic).link.beta, ib);
+}
+
+TEST(Topology, AllreduceNamesItsAlgorithm) {
+  const hw::Cluster abci = hw::loadCluster("abci");
+  const CollectiveEstimate big = allreduceOn(abci, {64, 1}, 100e6, Congestion::kExpected);
+  EXPECT_GT(big.seconds, 0);
+  EXPECT_FALSE(big.algorithm.empty());
+  EXPECT_EQ(allreduceOn(abci, {1, 1}, 100e6, Congestion::kExpected).seconds, 0);
+}
+
+}  // namespace
+}  // namespace paraxis::cost
