@@ -30,7 +30,7 @@ launch() {  # launch SETTING PROGRAM ARGS...
 paraxis_rate() {  # paraxis_rate SETTING MODEL
   local json; json=$(mktemp /tmp/paraxis-train.XXXXXX)
   launch "$1" "$paraxis" train --model "$2" --input 64 --classes 10 --data synthetic --synthetic-samples 4096 \
-    --batch-per-rank 32 --iterations $((iterations + 3)) --threads 1 --quiet --json "$json" >/dev/null
+    --batch-per-rank 32 --iterations $((iterations + 3)) --threads 1 --quiet --report "$json" >/dev/null
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples_per_second"])' "$json"
   rm -f "$json"
 }

@@ -47,7 +47,7 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& e : r.epochs) {
     epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.trainLoss}, {"test_loss", e.testLoss},
-                      {"test_accuracy", e.testAccuracy}, {"seconds", e.seconds}});
+                      {"test_accuracy", e.testAccuracy ? nlohmann::json(*e.testAccuracy) : nlohmann::json(nullptr)}, {"seconds", e.seconds}});
   }
   return {{"model", model.name()},
           {"model_source",
@@ -136,7 +136,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   addModelOptions(*c, *o, "default lenet");
   c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (batch and gradient settings)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
-  c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data")->check(CLI::PositiveNumber);
+  c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data (default 4096, fewer for large inputs: about 256 MiB)")->check(CLI::PositiveNumber);
   c->add_option("--batch-per-rank", o->train.batchPerRank, "samples per rank per iteration")->check(CLI::PositiveNumber);
   c->add_option("--epochs", o->train.epochs, "epochs")->check(CLI::PositiveNumber);
   c->add_option("--iterations", o->train.iterations, "stop after this many iterations")->check(CLI::PositiveNumber);

@@ -60,21 +60,92 @@ Dataset loadFashionMnist(const std::string& dir, bool trainSplit) {
   return d;
 }
 
-Dataset syntheticDataset(const graph::TensorShape& input, std::int64_t classes, std::int64_t samples,
+TargetShape targetOf(const graph::Model& model) {
+  for (int i = model.size() - 1; i >= 0; --i) {
+    const graph::Layer& loss = model.layer(i);
+    if (loss.kind != graph::LayerKind::kSoftmaxLoss && loss.kind != graph::LayerKind::kMseLoss) continue;
+    const graph::TensorShape& x = model.layer(loss.inputs.front()).output;
+    TargetShape t;
+    t.classes = x.channels;
+    if (loss.kind == graph::LayerKind::kMseLoss) {
+      t.kind = TargetShape::Kind::kRegression;
+      t.classes = x.elements();
+    } else if (!x.spatial.empty()) {
+      t.kind = TargetShape::Kind::kPerPosition;
+      t.spatial = x.spatial;
+    }
+    return t;
+  }
+  throw ConfigError(fmt::format("model '{}' has no loss layer to train against", model.name()));
+}
+
+std::int64_t defaultSyntheticSamples(const graph::TensorShape& input) {
+  const double bytes = static_cast<double>(input.elements()) * 4;
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(256.0 * (1 << 20) / bytes), 8, 4096);
+}
+
+namespace {
+
+// Each class brightens its own band of the first spatial axis.
+void classBands(Dataset& d, const graph::TensorShape& input, std::int64_t classes, torch::Generator& gen) {
+  const std::int64_t samples = d.size();
+  d.labels = torch::randint(classes, {samples}, gen, torch::kInt64);
+  if (input.spatial.empty()) return;
+  const std::int64_t bands = std::max<std::int64_t>(1, input.spatial.front());
+  for (std::int64_t i = 0; i < samples; ++i) {
+    const std::int64_t c = d.labels[i].item<std::int64_t>();
+    d.images[i].narrow(1, c * bands / classes, std::max<std::int64_t>(1, bands / classes)).add_(1.5);
+  }
+}
+
+// A class per output position (constant over blocks); the input at that position (upsampled to
+// the input's extents) is brighter the higher the class.
+void positionClasses(Dataset& d, const graph::TensorShape& input, const TargetShape& t, torch::Generator& gen) {
+  // Classes in blocks of a 4-per-axis grid, so a network that downsamples can still resolve them.
+  std::vector<std::int64_t> coarse{d.size(), 1};
+  for (std::int64_t e : t.spatial) coarse.push_back(std::min<std::int64_t>(4, e));
+  const torch::Tensor blocks = torch::randint(t.classes, coarse, gen, torch::kInt64).to(torch::kFloat);
+  const std::vector<std::int64_t> out(t.spatial.begin(), t.spatial.end());
+  d.labels = torch::nn::functional::interpolate(
+                 blocks, torch::nn::functional::InterpolateFuncOptions().size(out).mode(torch::kNearest))
+                 .squeeze(1)
+                 .to(torch::kInt64);
+  std::vector<std::int64_t> size(input.spatial.begin(), input.spatial.end());
+  const torch::Tensor level = d.labels.unsqueeze(1).to(torch::kFloat) * (3.0 / std::max<std::int64_t>(1, t.classes - 1));
+  const torch::Tensor up = torch::nn::functional::interpolate(
+      level, torch::nn::functional::InterpolateFuncOptions().size(size).mode(torch::kNearest));
+  d.images.add_(up);  // every input channel carries it
+}
+
+// K values per sample, each scaling its own band of the first spatial axis.
+void regressionBands(Dataset& d, const graph::TensorShape& input, std::int64_t targets, torch::Generator& gen) {
+  const std::int64_t samples = d.size();
+  d.labels = torch::rand({samples, targets}, gen) * 2 - 1;
+  const std::int64_t bands = input.spatial.empty() ? 1 : std::max<std::int64_t>(1, input.spatial.front());
+  for (std::int64_t k = 0; k < targets; ++k) {
+    const std::int64_t width = std::max<std::int64_t>(1, bands / targets);
+    const std::int64_t begin = std::min(bands - width, k * bands / targets);
+    std::vector<std::int64_t> view(input.spatial.size() + 1, 1);
+    view.front() = samples;
+    torch::Tensor amplitude = d.labels.select(1, k).view(view);  // [N, 1, ...]
+    if (input.spatial.empty()) continue;
+    d.images.narrow(2, begin, width).add_(amplitude.unsqueeze(1) * 2);
+  }
+}
+
+}  // namespace
+
+Dataset syntheticDataset(const graph::TensorShape& input, const TargetShape& target, std::int64_t samples,
                          std::uint64_t seed) {
   torch::Generator gen = torch::make_generator<at::CPUGeneratorImpl>(seed);
   std::vector<std::int64_t> shape{samples, input.channels};
   for (auto e : input.spatial) shape.push_back(e);
   Dataset d;
-  d.labels = torch::randint(classes, {samples}, gen, torch::kInt64);
-  // Each class brightens its own band of the image, plus noise.
   d.images = torch::randn(shape, gen);
-  const std::int64_t bands = std::max<std::int64_t>(1, input.spatial.empty() ? 1 : input.spatial.front());
-  for (std::int64_t i = 0; i < samples; ++i) {
-    const std::int64_t c = d.labels[i].item<std::int64_t>();
-    if (input.spatial.empty()) continue;
-    const std::int64_t band = c * bands / classes;
-    d.images[i].narrow(1, band, std::max<std::int64_t>(1, bands / classes)).add_(1.5);
+  switch (target.kind) {
+    case TargetShape::Kind::kClass: classBands(d, input, target.classes, gen); break;
+    case TargetShape::Kind::kPerPosition: positionClasses(d, input, target, gen); break;
+    case TargetShape::Kind::kRegression: regressionBands(d, input, target.classes, gen); break;
   }
   return d;
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numbers>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 #include "comm/allreduce.hpp"
@@ -38,12 +39,17 @@ struct Data {
 
 Data loadData(const TrainOptions& o, const graph::Model& model) {
   const graph::TensorShape& input = model.inputShape();
-  const std::int64_t classes = model.layer(model.size() - 1).inputs.empty()
-                                   ? 10
-                                   : model.layer(model.layer(model.size() - 1).inputs.front()).output.channels;
+  const TargetShape target = targetOf(model);
   if (o.data == "synthetic") {
-    return {syntheticDataset(input, classes, o.syntheticSamples, o.seed),
-            syntheticDataset(input, classes, std::max<std::int64_t>(256, o.syntheticSamples / 8), o.seed + 1)};
+    const std::int64_t samples = o.syntheticSamples > 0 ? o.syntheticSamples : defaultSyntheticSamples(input);
+    return {syntheticDataset(input, target, samples, o.seed),
+            syntheticDataset(input, target, std::max(std::min<std::int64_t>(256, samples), samples / 8), o.seed + 1)};
+  }
+  if (target.kind != TargetShape::Kind::kClass) {
+    throw ConfigError(fmt::format("--data {}: Fashion-MNIST has one class per image; model '{}' needs {}", o.data,
+                                  model.name(),
+                                  target.kind == TargetShape::Kind::kRegression ? "regression targets"
+                                                                                : "a class per output position"));
   }
   const std::string dir = o.data == "fashion-mnist" ? std::string(kFashionMnistDir) : o.data;
   Data d{loadFashionMnist(dir, true), loadFashionMnist(dir, false)};
@@ -58,10 +64,10 @@ Data loadData(const TrainOptions& o, const graph::Model& model) {
 }
 
 // Test loss and accuracy over the whole test split, each rank taking every P-th sample.
-std::pair<double, double> evaluate(IrNet& net, const Dataset& test, const comm::Communicator& comm) {
+std::pair<double, std::optional<double>> evaluate(IrNet& net, const Dataset& test, const comm::Communicator& comm) {
   torch::NoGradGuard noGrad;
   net->eval();
-  double sums[3] = {0, 0, 0};  // loss x samples, correct, samples
+  double sums[4] = {0, 0, 0, 0};  // loss x samples, correct, samples, positions judged
   const std::int64_t batch = 500;
   for (std::int64_t start = comm.rank() * batch; start < test.size(); start += batch * comm.size()) {
     const std::int64_t n = std::min(batch, test.size() - start);
@@ -69,12 +75,17 @@ std::pair<double, double> evaluate(IrNet& net, const Dataset& test, const comm::
     const torch::Tensor y = test.labels.narrow(0, start, n);
     const std::vector<torch::Tensor> out = net->run(x);
     sums[0] += net->loss(out, y).item<double>() * static_cast<double>(n);
-    sums[1] += net->prediction(out).argmax(1).eq(y).sum().item<double>();
+    if (y.scalar_type() == torch::kInt64) {  // classes, per sample or per position
+      sums[1] += net->prediction(out).argmax(1).eq(y).sum().item<double>();
+      sums[3] += static_cast<double>(y.numel());
+    }
     sums[2] += static_cast<double>(n);
   }
-  comm::allreduce(comm, sums, sums, 3, comm::DataType::kF64);
+  comm::allreduce(comm, sums, sums, 4, comm::DataType::kF64);
   net->train();
-  return {sums[0] / sums[2], sums[1] / sums[2]};
+  std::optional<double> accuracy;
+  if (sums[3] > 0) accuracy = sums[1] / sums[3];
+  return {sums[0] / sums[2], accuracy};
 }
 
 // One run of runTraining: set up once, then epochs of steps, each step's times added to the
@@ -142,8 +153,10 @@ class Trainer {
     report_.epochs.push_back(e);
     if (lead_ && !o_.quiet) {
       if (terminal_) out_ << "\r";
-      out_ << fmt::format("epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.2f}%, {:.1f} s\n", e.epoch,
-                          e.trainLoss, e.testLoss, 100 * e.testAccuracy, e.seconds);
+      const std::string accuracy =
+          e.testAccuracy ? fmt::format(", test accuracy {:.2f}%", 100 * *e.testAccuracy) : std::string();
+      out_ << fmt::format("epoch {}: train loss {:.4f}, test loss {:.4f}{}, {:.1f} s\n", e.epoch, e.trainLoss,
+                          e.testLoss, accuracy, e.seconds);
     }
   }
 

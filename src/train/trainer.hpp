@@ -5,6 +5,7 @@
 // oracle's vocabulary. Torch stays in trainer.cpp.
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace paraxis::train {
 
 struct TrainOptions {
   std::string data = "synthetic";  // synthetic, fashion-mnist, or a directory of IDX files
-  std::int64_t syntheticSamples = 4096;
+  std::int64_t syntheticSamples = 0;  // 0: defaultSyntheticSamples of the model's input
   std::int64_t batchPerRank = 32;
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
@@ -43,7 +44,7 @@ struct EpochReport {
   int epoch = 0;
   double trainLoss = 0;
   double testLoss = 0;
-  double testAccuracy = 0;
+  std::optional<double> testAccuracy;  // none for a regression model
   double seconds = 0;
 };
 

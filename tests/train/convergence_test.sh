@@ -8,8 +8,8 @@ shift
 out=$(mktemp -d /tmp/paraxis-convergence.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 common=(train --model lenet --data fashion-mnist --epochs 2 --batch-per-rank 32 --lr 0.02 --threads 1 --quiet)
-"$@" -np 2 "$paraxis" "${common[@]}" --json "$out/dense.json" || { echo "FAIL: dense run"; exit 1; }
-"$@" -np 2 "$paraxis" "${common[@]}" --density 0.1 --sparse-warmup-epochs 1 --json "$out/sparse.json" ||
+"$@" -np 2 "$paraxis" "${common[@]}" --report "$out/dense.json" || { echo "FAIL: dense run"; exit 1; }
+"$@" -np 2 "$paraxis" "${common[@]}" --density 0.1 --sparse-warmup-epochs 1 --report "$out/sparse.json" ||
   { echo "FAIL: sparse run"; exit 1; }
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys

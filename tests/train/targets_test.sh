@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Models whose loss is not one class per sample train too, and learn: CosmoFlow (3-D
+# regression, mse_loss) data-parallel on 2 ranks, and the mesh FCN (a class per output
+# position, softmax_loss) on one. Synthetic data carries a learnable signal for each.
+set -u
+paraxis=${1:?usage: targets_test.sh PARAXIS MPIRUN [MPIRUN FLAGS...]}
+shift
+work=$(mktemp -d /tmp/paraxis-targets.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passed=0
+
+# check NAME FILE PYTHON-CONDITION: the condition over the report's epochs `e` must hold.
+check() {
+  if python3 - "$2" "$3" <<'PY'
+import json, math, sys
+e = json.load(open(sys.argv[1]))["epochs"]
+assert all(math.isfinite(x["train_loss"]) and math.isfinite(x["test_loss"]) for x in e), e
+assert eval(sys.argv[2]), e
+PY
+  then passed=$((passed + 1)); else echo "FAIL: $1"; failures=$((failures + 1)); fi
+}
+
+if "$@" -np 2 "$paraxis" train --model cosmoflow --input 32x32x32 --epochs 3 --batch-per-rank 4 --lr 0.002 \
+     --synthetic-samples 64 --threads 1 --quiet --report "$work/cosmoflow.json" >/dev/null; then
+  check "cosmoflow: regression loss falls, no accuracy reported" "$work/cosmoflow.json" \
+    'e[-1]["train_loss"] < e[0]["train_loss"] and e[-1]["test_loss"] < e[0]["test_loss"] and e[0]["test_accuracy"] is None'
+else
+  echo "FAIL: cosmoflow did not train"; failures=$((failures + 1))
+fi
+
+if "$paraxis" train --model mesh-fcn --input 32x32 --epochs 2 --batch-per-rank 8 --lr 0.05 --synthetic-samples 128 \
+     --quiet --report "$work/mesh.json" >/dev/null; then
+  check "mesh-fcn: per-position loss falls, accuracy over positions rises" "$work/mesh.json" \
+    'e[-1]["train_loss"] < e[0]["train_loss"] and e[-1]["test_accuracy"] > 0.8 > e[0]["test_accuracy"] - 0.2'
+else
+  echo "FAIL: mesh-fcn did not train"; failures=$((failures + 1))
+fi
+
+echo "$passed passed, $failures failed"
+[ "$failures" -eq 0 ]
