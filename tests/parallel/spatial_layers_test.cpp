@@ -1,4 +1,4 @@
-// The spatially split convolution equals the one-rank torch convolution: forward output,
+// The spatially split layers equal the one-rank torch layers. The convolution: forward output,
 // input gradient and (summed over ranks) weight and bias gradients, block by block, on every
 // grid the rank count allows: h, w, h x w, uneven blocks, depth splits of 3-D inputs, kernels
 // 1 to 7, dilation 2, grouped. Inputs are random, so a wrong neighbour or offset shows.
@@ -12,6 +12,7 @@
 #include "common/mpi_test_main.hpp"
 #include "core/error.hpp"
 #include "parallel/spatial_conv.hpp"
+#include "parallel/spatial_layers.hpp"
 
 namespace paraxis::parallel {
 namespace {
@@ -118,11 +119,91 @@ TEST(SpatialConv, ShapesItCannotSplitAreRefusedWithOneLine) {
   EXPECT_THROW(spatialConv(split, x, torch::randn({1, 1, 2, 2}), torch::Tensor(), {}), ConfigError);
 }
 
+
+std::string gridName(const std::vector<int>& grid) {
+  std::string name;
+  for (int g : grid) name += (name.empty() ? "" : "x") + std::to_string(g);
+  return name;
+}
+
+// Batch-norm with global statistics: output, input gradient, summed weight and bias gradients
+// and the running statistics equal torch's batch-norm over the whole tensor.
+TEST(SpatialBatchNorm, GlobalStatisticsMatchOneRankOnEveryGrid) {
+  for (const std::vector<std::int64_t>& shape : {std::vector<std::int64_t>{3, 4, 11, 10},
+                                                 std::vector<std::int64_t>{2, 3, 7, 6, 5}}) {
+    const int dims = static_cast<int>(shape.size()) - 2;
+    for (const auto& grid : gridsOf(gWorld->size(), dims)) {
+      torch::manual_seed(5);
+      const torch::Tensor x = (torch::randn(shape) * 3 + 1).requires_grad_(true);
+      const torch::Tensor weight = torch::randn({shape[1]}, torch::requires_grad());
+      const torch::Tensor bias = torch::randn({shape[1]}, torch::requires_grad());
+      torch::Tensor mean = torch::zeros({shape[1]}), var = torch::ones({shape[1]});
+      const torch::Tensor reference = torch::batch_norm(x, weight, bias, mean, var, true, 0.1, 1e-5, false);
+      const torch::Tensor upstream = torch::randn(reference.sizes());
+      (reference * upstream).sum().backward();
+
+      const SpatialSplit split{*gWorld, grid};
+      const torch::Tensor xLocal = split.local(x.detach()).requires_grad_(true);
+      const torch::Tensor w = weight.detach().clone().requires_grad_(true);
+      const torch::Tensor b = bias.detach().clone().requires_grad_(true);
+      torch::Tensor localMean = torch::zeros({shape[1]}), localVar = torch::ones({shape[1]});
+      const torch::Tensor y = spatialBatchNorm(split, xLocal, w, b, localMean, localVar, {});
+      (y * split.local(upstream)).sum().backward();
+      const std::string what = "batch-norm on grid " + gridName(grid);
+      EXPECT_LT(relative(y, split.local(reference.detach())), 1e-5) << what << ": forward";
+      EXPECT_LT(relative(xLocal.grad(), split.local(x.grad())), 1e-4) << what << ": input gradient";
+      EXPECT_LT(relative(allreduced(w.grad()), weight.grad()), 1e-5) << what << ": weight gradient";
+      EXPECT_LT(relative(allreduced(b.grad()), bias.grad()), 1e-5) << what << ": bias gradient";
+      EXPECT_LT(relative(localMean, mean), 1e-5) << what << ": running mean";
+      EXPECT_LT(relative(localVar, var), 1e-5) << what << ": running variance";
+    }
+  }
+}
+
+TEST(SpatialPooling, GlobalAverageAndAlignedWindowsMatchOneRank) {
+  for (const auto& grid : gridsOf(gWorld->size(), 2)) {
+    torch::manual_seed(3);
+    // Extents every grid of up to 4 ranks divides into multiples of 2.
+    const torch::Tensor x = torch::randn({2, 3, 24, 24}, torch::requires_grad());
+    const SpatialSplit split{*gWorld, grid};
+    const std::string what = "grid " + gridName(grid);
+
+    const torch::Tensor reference = torch::adaptive_avg_pool2d(x, {1, 1});
+    const torch::Tensor upstream = torch::randn(reference.sizes());
+    (reference * upstream).sum().backward();
+    const torch::Tensor xLocal = split.local(x.detach()).requires_grad_(true);
+    const torch::Tensor y = spatialGlobalAvgPool(split, xLocal);
+    (y * upstream).sum().backward();
+    EXPECT_LT(relative(y, reference.detach()), 1e-5) << what << ": global average";
+    EXPECT_LT(relative(xLocal.grad(), split.local(x.grad())), 1e-5) << what << ": global average gradient";
+
+    for (PoolKind kind : {PoolKind::kMax, PoolKind::kAverage}) {
+      x.mutable_grad() = torch::Tensor();
+      const torch::Tensor ref = kind == PoolKind::kMax ? torch::max_pool2d(x, {2, 2}, {2, 2}) : torch::avg_pool2d(x, {2, 2}, {2, 2});
+      const torch::Tensor up = torch::randn(ref.sizes());
+      (ref * up).sum().backward();
+      const torch::Tensor xl = split.local(x.detach()).requires_grad_(true);
+      const torch::Tensor yl = spatialPool(split, xl, kind, 2, {24, 24});
+      (yl * split.local(up)).sum().backward();
+      EXPECT_LT(relative(yl, split.local(ref.detach())), 1e-6) << what << ": pooling";
+      EXPECT_LT(relative(xl.grad(), split.local(x.grad())), 1e-6) << what << ": pooling gradient";
+    }
+  }
+}
+
+TEST(SpatialPooling, AWindowAcrossBlocksIsRefused) {
+  if (gWorld->size() < 2) GTEST_SKIP() << "one block has no boundary";
+  const SpatialSplit split{*gWorld, {gWorld->size(), 1}};
+  const std::int64_t extent = 3 * gWorld->size();  // blocks of 3 rows: the first ends mid-window
+  const torch::Tensor x = split.local(torch::randn({1, 1, extent, 4}));
+  EXPECT_THROW(spatialPool(split, x, PoolKind::kMax, 2, {extent, 4}), ConfigError);
+}
+
 }  // namespace
 }  // namespace paraxis::parallel
 
 int main(int argc, char** argv) {
   torch::set_num_threads(1);
-  return paraxis::testing::runMpiTests(argc, argv, "spatial convolution",
+  return paraxis::testing::runMpiTests(argc, argv, "spatial layers",
                                        [](paraxis::comm::Communicator* world) { paraxis::parallel::gWorld = world; });
 }

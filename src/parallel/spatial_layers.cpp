@@ -1,0 +1,140 @@
+#include "parallel/spatial_layers.hpp"
+
+#include <fmt/format.h>
+
+#include "comm/allreduce.hpp"
+#include "core/error.hpp"
+
+namespace paraxis::parallel {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Every dimension but the channels: what batch-norm's statistics sum over.
+std::vector<std::int64_t> reducedDims(const torch::Tensor& x) {
+  std::vector<std::int64_t> dims{0};
+  for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+
+// Sums the rows of `parts` ([k, C], f64) over the group; returns them.
+torch::Tensor groupSum(const SpatialSplit& split, torch::Tensor parts) {
+  parts = parts.to(torch::kFloat64).contiguous();
+  comm::allreduce(split.comm, parts.data_ptr<double>(), parts.data_ptr<double>(), static_cast<std::size_t>(parts.numel()),
+                  comm::DataType::kF64);
+  return parts;
+}
+
+// Shapes a per-channel [C] vector to broadcast against [N, C, spatial...].
+torch::Tensor perChannel(const torch::Tensor& v, const torch::Tensor& like) {
+  std::vector<std::int64_t> shape(like.dim(), 1);
+  shape[1] = v.size(0);
+  return v.view(shape);
+}
+
+class BatchNormFunction : public torch::autograd::Function<BatchNormFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias, const SpatialSplit* split, torch::Tensor runningMean,
+                               torch::Tensor runningVar, double momentum, double eps) {
+    const std::vector<std::int64_t> dims = reducedDims(x);
+    const double local = static_cast<double>(x.numel() / x.size(1));
+    const torch::Tensor sums = groupSum(*split, torch::stack({x.sum(dims).to(torch::kFloat64),
+                                                             x.pow(2).sum(dims).to(torch::kFloat64),
+                                                             torch::full({x.size(1)}, local, torch::kFloat64)}));
+    const double n = sums[2][0].item<double>();
+    const torch::Tensor mean = sums[0] / n;
+    const torch::Tensor var = (sums[1] / n - mean * mean).clamp_min(0);
+    const torch::Tensor invStd = (var + eps).rsqrt().to(x.scalar_type());
+    const torch::Tensor xhat = (x - perChannel(mean.to(x.scalar_type()), x)) * perChannel(invStd, x);
+    if (runningMean.defined()) {
+      torch::NoGradGuard noGrad;
+      runningMean.mul_(1 - momentum).add_(mean.to(runningMean.scalar_type()), momentum);
+      runningVar.mul_(1 - momentum).add_((var * (n / std::max(1.0, n - 1))).to(runningVar.scalar_type()), momentum);
+    }
+    ctx->save_for_backward({xhat, invStd, weight});
+    ctx->saved_data["split"] = reinterpret_cast<std::int64_t>(split);
+    ctx->saved_data["n"] = n;
+    return xhat * perChannel(weight, x) + perChannel(bias, x);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const torch::Tensor& xhat = saved[0];
+    const torch::Tensor& invStd = saved[1];
+    const torch::Tensor& weight = saved[2];
+    const auto* split = reinterpret_cast<const SpatialSplit*>(ctx->saved_data["split"].toInt());
+    const double n = ctx->saved_data["n"].toDouble();
+    const torch::Tensor dy = grads[0];
+    const std::vector<std::int64_t> dims = reducedDims(dy);
+    const torch::Tensor localBias = dy.sum(dims);
+    const torch::Tensor localWeight = (dy * xhat).sum(dims);
+    const torch::Tensor global = groupSum(*split, torch::stack({localBias, localWeight})).to(dy.scalar_type());
+    const torch::Tensor dx = perChannel(weight * invStd, dy) *
+                             (dy - perChannel(global[0] / n, dy) - xhat * perChannel(global[1] / n, dy));
+    return {dx, localWeight, localBias, {}, {}, {}, {}, {}};
+  }
+};
+
+class GlobalAvgPoolFunction : public torch::autograd::Function<GlobalAvgPoolFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const SpatialSplit* split) {
+    std::vector<std::int64_t> dims;
+    for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+    double positions = static_cast<double>(x.numel() / (x.size(0) * x.size(1)));
+    comm::allreduce(split->comm, &positions, &positions, 1, comm::DataType::kF64);
+    torch::Tensor sum = x.sum(dims, true).contiguous();
+    comm::allreduce(split->comm, sum.data_ptr<float>(), sum.data_ptr<float>(), static_cast<std::size_t>(sum.numel()),
+                    comm::DataType::kF32);
+    ctx->saved_data["positions"] = positions;
+    ctx->saved_data["shape"] = x.sizes().vec();
+    return sum / positions;
+  }
+
+  // Every rank holds the same output and its gradient: each block's share needs no exchange.
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const double positions = ctx->saved_data["positions"].toDouble();
+    return {(grads[0] / positions).expand(ctx->saved_data["shape"].toIntVector()).contiguous(), {}};
+  }
+};
+
+}  // namespace
+
+torch::Tensor spatialBatchNorm(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias, torch::Tensor runningMean, torch::Tensor runningVar,
+                               const BatchNormSpec& spec) {
+  if (x.dim() < 3 || weight.numel() != x.size(1)) {
+    throw ConfigError(fmt::format("spatial batch-norm: expected [N, C, spatial...] with {} channels, found {}D with {}",
+                                  weight.numel(), x.dim(), x.dim() > 1 ? x.size(1) : 0));
+  }
+  return BatchNormFunction::apply(x, weight, bias, &split, runningMean, runningVar, spec.momentum, spec.eps);
+}
+
+torch::Tensor spatialGlobalAvgPool(const SpatialSplit& split, const torch::Tensor& x) {
+  return GlobalAvgPoolFunction::apply(x, &split);
+}
+
+torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, PoolKind kind, std::int64_t window,
+                          const std::vector<std::int64_t>& globalExtents) {
+  // Every rank's blocks are judged, not only this rank's, so all ranks refuse alike.
+  for (int i = 0; i < static_cast<int>(split.grid.size()); ++i) {
+    const std::int64_t extent = globalExtents.at(i), p = split.grid[i];
+    for (std::int64_t r = 0; r < p; ++r) {
+      const std::int64_t begin = r * (extent / p) + std::min(r, extent % p);
+      const std::int64_t end = begin + extent / p + (r < extent % p ? 1 : 0);
+      if (begin % window != 0 || (end != extent && end % window != 0)) {
+        throw ConfigError(fmt::format("spatial pooling: a window of {} would cross the block [{}, {}) along dimension "
+                                      "{} (grid {}); give the dimension an extent the grid divides into multiples of {}",
+                                      window, begin, end, i, p, window));
+      }
+    }
+  }
+  const std::vector<std::int64_t> kernel(split.grid.size(), window);
+  if (split.grid.size() == 3) {
+    return kind == PoolKind::kMax ? torch::max_pool3d(x, kernel, kernel) : torch::avg_pool3d(x, kernel, kernel);
+  }
+  return kind == PoolKind::kMax ? torch::max_pool2d(x, kernel, kernel) : torch::avg_pool2d(x, kernel, kernel);
+}
+
+}  // namespace paraxis::parallel
