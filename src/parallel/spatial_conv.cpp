@@ -40,7 +40,7 @@ torch::Tensor haloed(const SpatialSplit& split, const torch::Tensor& x, const st
   for (std::size_t i = 0; i < halo.size(); ++i) shape.push_back(x.size(static_cast<std::int64_t>(i) + 2) + 2 * halo[i]);
   torch::Tensor padded = torch::zeros(shape, x.options());
   interiorOf(padded, halo).copy_(x);
-  comm::haloExchange(split.comm, padded.data_ptr<float>(), comm::DataType::kF32, layoutOf(x, halo, split.grid));
+  comm::haloExchange(split.comm, padded.data_ptr(), commTypeOf(padded), layoutOf(x, halo, split.grid));
   return padded;
 }
 
@@ -56,7 +56,7 @@ class HaloConvFunction : public torch::autograd::Function<HaloConvFunction> {
     ctx->saved_data["groups"] = groups;
     ctx->saved_data["split"] = reinterpret_cast<std::int64_t>(split);
     const std::vector<std::int64_t> ones(halo.size(), 1), zeros(halo.size(), 0);
-    return at::convolution(padded, weight, bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt, ones,
+    return at::convolution(padded, weight, bias.numel() > 0 ? c10::optional<torch::Tensor>(bias) : c10::nullopt, ones,
                            zeros, dilation, false, zeros, groups);
   }
 
@@ -69,20 +69,27 @@ class HaloConvFunction : public torch::autograd::Function<HaloConvFunction> {
     const std::vector<std::int64_t> dilation = ctx->saved_data["dilation"].toIntVector();
     const auto* split = reinterpret_cast<const SpatialSplit*>(ctx->saved_data["split"].toInt());
     const std::vector<std::int64_t> ones(halo.size(), 1), zeros(halo.size(), 0);
-    const std::vector<std::int64_t> biasSizes{bias.defined() ? bias.size(0) : 0};
+    const bool hasBias = bias.numel() > 0;
+    const std::vector<std::int64_t> biasSizes{bias.numel()};
     auto [gradPadded, gradWeight, gradBias] = at::convolution_backward(
-        grads[0].contiguous(), padded, weight, bias.defined() ? at::OptionalIntArrayRef(biasSizes) : c10::nullopt, ones,
-        zeros, dilation, false, zeros, ctx->saved_data["groups"].toInt(), {true, true, bias.defined()});
+        grads[0].contiguous(), padded, weight, hasBias ? at::OptionalIntArrayRef(biasSizes) : c10::nullopt, ones, zeros,
+        dilation, false, zeros, ctx->saved_data["groups"].toInt(), {true, true, hasBias});
     // The halo cells' gradients belong to the neighbours that own those cells.
     gradPadded = gradPadded.contiguous();
     const torch::Tensor interior = interiorOf(gradPadded, halo);
-    comm::haloExchange(split->comm, gradPadded.data_ptr<float>(), comm::DataType::kF32,
+    comm::haloExchange(split->comm, gradPadded.data_ptr(), commTypeOf(gradPadded),
                        layoutOf(interior, halo, split->grid), {.mode = comm::HaloMode::kAccumulate});
     return {interiorOf(gradPadded, halo).contiguous(), gradWeight, gradBias, {}, {}, {}, {}};
   }
 };
 
 }  // namespace
+
+comm::DataType commTypeOf(const torch::Tensor& t) {
+  if (t.scalar_type() == torch::kFloat) return comm::DataType::kF32;
+  if (t.scalar_type() == torch::kDouble) return comm::DataType::kF64;
+  throw ConfigError(fmt::format("spatial layers: float32 or float64 tensors only, found {}", c10::toString(t.scalar_type())));
+}
 
 std::pair<std::int64_t, std::int64_t> SpatialSplit::block(int dim, std::int64_t extent) const {
   const std::vector<int> at = comm::gridCoordinates(comm.rank(), grid);
@@ -132,7 +139,9 @@ torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, con
                                     x.size(i + 2), i, halo.back(), split.grid[i]));
     }
   }
-  return HaloConvFunction::apply(x, weight, bias, &split, halo, dilation, spec.groups);
+  // autograd functions take defined tensors only: no bias travels as an empty one.
+  const torch::Tensor biasOrEmpty = bias.defined() ? bias : torch::empty({0}, weight.options());
+  return HaloConvFunction::apply(x, weight, biasOrEmpty, &split, halo, dilation, spec.groups);
 }
 
 }  // namespace paraxis::parallel

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/types.hpp"
 
 namespace paraxis::parallel {
 
@@ -30,6 +31,9 @@ struct SpatialSplit {
   // This rank's block of a global [N, C, spatial...] tensor.
   torch::Tensor local(const torch::Tensor& global) const;
 };
+
+// The comm runtime's element type of a float32 or float64 tensor; ConfigError for others.
+comm::DataType commTypeOf(const torch::Tensor& t);
 
 struct ConvSpec {
   std::vector<std::int64_t> dilation;  // per spatial dimension

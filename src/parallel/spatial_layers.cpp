@@ -85,8 +85,7 @@ class GlobalAvgPoolFunction : public torch::autograd::Function<GlobalAvgPoolFunc
     double positions = static_cast<double>(x.numel() / (x.size(0) * x.size(1)));
     comm::allreduce(split->comm, &positions, &positions, 1, comm::DataType::kF64);
     torch::Tensor sum = x.sum(dims, true).contiguous();
-    comm::allreduce(split->comm, sum.data_ptr<float>(), sum.data_ptr<float>(), static_cast<std::size_t>(sum.numel()),
-                    comm::DataType::kF32);
+    comm::allreduce(split->comm, sum.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
     ctx->saved_data["positions"] = positions;
     ctx->saved_data["shape"] = x.sizes().vec();
     return sum / positions;

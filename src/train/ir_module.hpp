@@ -35,6 +35,12 @@ class IrNetImpl : public torch::nn::Module {
   // Runs before each layer of run(), with its index: lets a caller finish what the layer's
   // weights still wait for (the previous step's gradient reduction and update).
   void setBeforeLayer(std::function<void(int)> hook) { beforeLayer_ = std::move(hook); }
+  // One layer's output from its inputs' (for executors that run some layers their own way).
+  torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
+  // The torch module of layer `index` (null for functional layers).
+  std::shared_ptr<torch::nn::Module> layerModule(int index) const {
+    return layers_.at(index).is_empty() ? nullptr : layers_[index].ptr();
+  }
 
  private:
   torch::Tensor apply(int index, const std::vector<torch::Tensor>& outputs);

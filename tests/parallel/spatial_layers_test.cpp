@@ -15,6 +15,9 @@
 #include "parallel/spatial_layers.hpp"
 
 namespace paraxis::parallel {
+
+comm::Communicator* gSpatialWorld = nullptr;  // for the whole-model tests (tests/train/spatial_net_test.cpp)
+
 namespace {
 
 comm::Communicator* gWorld = nullptr;
@@ -205,5 +208,8 @@ TEST(SpatialPooling, AWindowAcrossBlocksIsRefused) {
 int main(int argc, char** argv) {
   torch::set_num_threads(1);
   return paraxis::testing::runMpiTests(argc, argv, "spatial layers",
-                                       [](paraxis::comm::Communicator* world) { paraxis::parallel::gWorld = world; });
+                                       [](paraxis::comm::Communicator* world) {
+                                         paraxis::parallel::gWorld = world;
+                                         paraxis::parallel::gSpatialWorld = world;
+                                       });
 }
