@@ -279,6 +279,7 @@ class Evaluator {
     t.layerCollectives = micro_ * sums.communication[slowest];
     t.pipelineP2P = (micro_ + grid_.pipeline - 1) * p2p;
     t.bubble = (grid_.pipeline - 1) * (stageTime - p2p);
+    slowestStage_ = slowest;
     stageParams_ = sums.params[slowest];
     stageActivations_ = sums.activations[slowest];
     const int inFlight = s_.schedule == PipelineSchedule::kGPipe ? micro_ : std::min(micro_, grid_.pipeline);
@@ -293,19 +294,19 @@ class Evaluator {
   }
 
   // Layers with weights in backward order, with when backward produces each gradient and when
-  // the next forward reaches the layer. A pipeline reduces its last stage's (the slowest
-  // replica's) gradients. Returns when the last gradient is ready.
+  // the next forward reaches the layer. Every pipeline stage reduces its own gradients across
+  // the data replicas at once; the slowest stage's (whose update and memory the estimate
+  // already holds) sets the pace. Returns when the last gradient is ready.
   double collectSources() {
     double elapsed = 0;
     // Layer collectives run half in forward, half in backward: both passes' wall times hold them.
     double forwardBefore = 0;  // the forward time before layer i, walking backward
     for (int i = 0; i < model_.size(); ++i) forwardBefore += a_.forward[i] + a_.communication[i] / 2;
-    const int lastStage = grid_.pipeline > 1 ? *std::max_element(a_.stage.begin(), a_.stage.end()) : 0;
     for (int i = model_.size() - 1; i >= 0; --i) {
       elapsed += a_.backward[i] + a_.communication[i] / 2;
       forwardBefore -= a_.forward[i] + a_.communication[i] / 2;
       const cost::LayerProfile& profile = profiles_[i];
-      if (!carriesGradient(profile) || (grid_.pipeline > 1 && a_.stage[i] != lastStage)) continue;
+      if (!carriesGradient(profile) || (grid_.pipeline > 1 && a_.stage[i] != slowestStage_)) continue;
       const double share = profile.weighted ? a_.splits[i].share.inputChannels * a_.splits[i].share.outputChannels : 1.0;
       a_.sources.push_back({elapsed, profile.params * share * 4, std::max(0.0, forwardBefore)});
     }
@@ -368,6 +369,7 @@ class Evaluator {
   double activations_ = 0;
   double workspace_ = 0;
   double haloBufferBytes_ = 0;
+  int slowestStage_ = 0;  // pipelines: the stage that sets the pace
   double stageParams_ = 0;
   double stageActivations_ = 0;
 };

@@ -6,6 +6,9 @@
 #include <algorithm>
 
 #include "cost/collective_cost.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "hw/presets.hpp"
+#include "plan/planner.hpp"
 #include "plan_fixture.hpp"
 
 namespace paraxis::plan {
@@ -126,6 +129,37 @@ TEST_F(ThreeLayers, OutOfMemoryNamesTheComponent) {
   const Estimate e = estimate(in, {"data", Grid{.data = 2}, 4096});
   EXPECT_FALSE(e.fits);
   EXPECT_EQ(e.bottleneck, "memory: activations does not fit");
+}
+
+
+// A pipeline's stages each reduce their own gradients across the data replicas: the slowest
+// stage's reduction counts, whatever stage holds the model's last layers (CosmoFlow's last
+// stage holds no weights, and the reduction used to come out as none, 0 s).
+TEST(PipelineGradients, EveryReplicatedPipelineReducesTheSlowestStagesGradients) {
+  const graph::Model model = graph::buildZooModel("cosmoflow");
+  const hw::Cluster cluster = hw::loadCluster("abci");
+  PlanInputs in = inputsFor(model, cluster);
+  const Estimate e = estimate(in, Strategy{"data+pipeline", Grid{.data = 16, .pipeline = 4}, 2048, 8});
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  EXPECT_GT(e.time.gradientAllreduce, 0);
+  EXPECT_NE(e.allreduceAlgorithm, "none");
+  EXPECT_GT(e.memory.gradients, 0);
+}
+
+
+// A hybrid with a single data replica is the model-parallel strategy itself: one row, named
+// for it, not two identical rows.
+TEST(PlanAll, AHybridWithOneDataReplicaIsNotListedTwice) {
+  const graph::Model model = graph::buildZooModel("mesh-fcn");
+  const hw::Cluster cluster = hw::loadCluster("abci");
+  PlanRequest r;
+  r.gpus = {2};
+  r.strategies = {"data+spatial", "spatial", "data+pipeline", "pipeline", "data"};
+  const std::vector<Estimate> rows = planAll(inputsFor(model, cluster), r);
+  std::vector<std::string> names;
+  for (const Estimate& e : rows) names.push_back(e.strategy.name + " " + e.strategy.grid.str());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"data data=2", "pipeline pipeline=2", "spatial w=2"}));
 }
 
 }  // namespace
