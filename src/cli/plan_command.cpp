@@ -16,6 +16,7 @@
 #include "core/units.hpp"
 #include "hw/presets.hpp"
 #include "plan/layer_search.hpp"
+#include "plan/oracle.hpp"
 #include "plan/paradl.hpp"
 #include "plan/planner.hpp"
 #include "plan/strategy_json.hpp"
@@ -48,7 +49,17 @@ struct Options : ModelSource {
   int microPerStage = 4;
   std::string schedule = "1f1b";
   bool perLayer = false;
+  std::string grid;  // an explicit grid instead of --strategies x --gpus
 };
+
+// `--grid`: the one strategy on that grid, with --batch-per-gpu (or --global-batch) samples.
+std::vector<plan::Estimate> planOnGrid(const Options& o, const plan::PlanInputs& in, const plan::PlanRequest& r) {
+  if (!o.strategies.empty()) throw ConfigError("--grid: give either --grid or --strategies, not both");
+  const plan::Grid grid = plan::parseGrid(o.grid);
+  if (r.globalBatch == 0 && r.batchPerGpu == 0) throw ConfigError("--grid: give --batch-per-gpu N or --global-batch B, not max");
+  const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : r.batchPerGpu * grid.total();
+  return {plan::Oracle(in).estimate(plan::strategyOnGrid(grid, global, r))};
+}
 
 template <typename T>
 T pick(const std::string& option, const std::string& value, std::initializer_list<std::pair<const char*, T>> choices) {
@@ -161,10 +172,11 @@ void run(const Options& o, Context& context) {
   if (o.variant == "paradl") return runParadl(o, in, r, context);
   if (o.perLayer) return runPerLayer(o, in, r, context);
   if (o.variant != "default") throw ConfigError(fmt::format("--model-variant: expected default or paradl, found '{}'", o.variant));
-  std::vector<plan::Estimate> estimates = plan::planAll(in, r);
+  std::vector<plan::Estimate> estimates = o.grid.empty() ? plan::planAll(in, r) : planOnGrid(o, in, r);
   // An explicit single request that cannot run is a user error, not a table row.
   if (estimates.size() == 1 && !estimates.front().feasible) {
-    throw InfeasibleError(fmt::format("{} on {} GPUs: {}", estimates.front().strategy.name, r.gpus.front(),
+    const int gpus = o.grid.empty() ? r.gpus.front() : estimates.front().strategy.grid.total();
+    throw InfeasibleError(fmt::format("{} on {} GPUs: {}", estimates.front().strategy.name, gpus,
                                       estimates.front().infeasibleReason));
   }
   if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
@@ -212,6 +224,9 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--micro-batches-per-stage", o->microPerStage, "pipeline micro-batches per stage (default 4)")
       ->check(CLI::PositiveNumber);
   c->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
+  c->add_option("--grid", o->grid,
+                "one explicit grid instead of --strategies x --gpus: data=8xfilter=2xh=2 (axes data, pipeline, channel, "
+                "filter, d, h, w; any product)");
   c->add_flag("--per-layer", o->perLayer,
               "search each layer's own sample x spatial distribution (first GPU count), layer by layer");
   c->callback([o, &context] { run(*o, context); });

@@ -52,6 +52,21 @@ const std::vector<std::string>& strategyNames() {
   return names;
 }
 
+namespace {
+
+// Pipelines: micro-batches per stage times the stages, at most the replica's samples, and a
+// divisor of them.
+int microBatchesFor(const Grid& g, std::int64_t globalBatch, const PlanRequest& r) {
+  if (g.pipeline <= 1) return 1;
+  const std::int64_t replica = globalBatch / std::max(1, g.data);
+  int micro = static_cast<int>(std::max<std::int64_t>(
+      1, std::min<std::int64_t>(replica, static_cast<std::int64_t>(r.microBatchesPerStage) * g.pipeline)));
+  while (micro > 1 && replica % micro != 0) --micro;
+  return micro;
+}
+
+}  // namespace
+
 Strategy makeStrategy(const PlanInputs& in, const std::string& name, int gpus, std::int64_t globalBatch,
                       const PlanRequest& r) {
   const auto& names = strategyNames();
@@ -79,13 +94,26 @@ Strategy makeStrategy(const PlanInputs& in, const std::string& name, int gpus, s
     if (model == "spatial") setSpatial(g, inner, in.model->inputShape().rank());
     if (model == "filter") g.filter = inner;
     if (model == "channel") g.channel = inner;
-    if (model == "pipeline") {
-      g.pipeline = inner;
-      const std::int64_t replica = globalBatch / std::max(1, g.data);
-      s.microBatches = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(replica, static_cast<std::int64_t>(r.microBatchesPerStage) * inner)));
-      while (s.microBatches > 1 && replica % s.microBatches != 0) --s.microBatches;
-    }
+    if (model == "pipeline") g.pipeline = inner;
   }
+  s.microBatches = microBatchesFor(g, globalBatch, r);
+  return s;
+}
+
+Strategy strategyOnGrid(const Grid& grid, std::int64_t globalBatch, const PlanRequest& r) {
+  Strategy s;
+  std::vector<std::string> axes;
+  if (grid.data > 1) axes.emplace_back("data");
+  if (grid.pipeline > 1) axes.emplace_back("pipeline");
+  if (grid.channel > 1) axes.emplace_back("channel");
+  if (grid.filter > 1) axes.emplace_back("filter");
+  if (grid.spatial() > 1) axes.emplace_back("spatial");
+  s.name = axes.empty() ? "serial" : fmt::format("{}", fmt::join(axes, "+"));
+  s.grid = grid;
+  s.globalBatch = globalBatch;
+  s.schedule = r.schedule;
+  s.comm = r.comm;
+  s.microBatches = microBatchesFor(grid, globalBatch, r);
   return s;
 }
 

@@ -24,6 +24,10 @@ struct PlanRequest {
 
 const std::vector<std::string>& strategyNames();
 
+// The strategy on an explicit grid (`plan --grid data=8xfilter=2xh=2`), named by its axes
+// (data+filter+spatial); any product of the named axes.
+Strategy strategyOnGrid(const Grid& grid, std::int64_t globalBatch, const PlanRequest& request);
+
 // The classic strategy `name` on `gpus` devices: model-parallel axes inside a node for the
 // hybrids, spatial grids as square as the GPU count allows. Throws ConfigError for an
 // unknown name (listing the known ones).

@@ -17,6 +17,10 @@ expect_ok "ParaDL's equations" plan --model-variant paradl --sample-seconds 0.00
 expect_ok "data .*data=64 .* 4096 .* 68.07" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/paradl_resnet50.net" --strategies data --gpus 64 --batch-per-gpu 64
 expect_error "lenet.yaml:1: expected name|x|w|y" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/lenet.yaml" --gpus 64
 expect_json plan --gpus 8,16 --json
+expect_ok "data\+filter\+spatial +data=8xfilter=2xh=2 +32 " plan --model cosmoflow --grid data=8xfilter=2xh=2
+expect_error "grid 'data=8xq=2': cannot read 'q=2'" plan --grid data=8xq=2
+expect_error "filter on 128 GPUs: filter split over 128 exceeds the 64 filters of layer 'conv1'" plan --grid filter=128 --global-batch 128
+expect_error "--grid: give either --grid or --strategies" plan --grid data=8 --strategies data
 emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
 expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv
 if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["grid"]["data"] >= 1' "$emitted"; then
