@@ -173,7 +173,7 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   c->add_option("--model", o->models, "models, comma-separated; NAME@INPUT sets a zoo model's input (default lenet,small-cnn,resnet18@64)")
       ->delimiter(',');
   c->add_option("--batch", o->batch, "samples per pass (default 32)");
-  c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(CLI::PositiveNumber);
+  c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(CLI::Range(1, 1024));
   c->add_option("--repeats", o->repeats, "timed passes after a warm-up; the median is used (default 5)");
   addClusterOptions(*c, o->cluster, o->dtype, "local; its device is the one fitted");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");

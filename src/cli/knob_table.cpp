@@ -12,10 +12,10 @@ const std::vector<KnobSpec>& knobTable() {
        "keep freed memory in the process instead of returning it to the OS (first-touch "
        "memory is slow on VMs)"},
       {"threads", KnobType::kInt, "0",
-       "torch intra-op threads per rank; 0 = hardware threads / ranks on the host"},
-      {"json_indent", KnobType::kInt, "2", "indentation of --json output; -1 for one line"},
+       "torch intra-op threads per rank; 0 = hardware threads / ranks on the host", 0, 1024},
+      {"json_indent", KnobType::kInt, "2", "indentation of --json output; -1 for one line", -1, 16},
       {"comm_deadline", KnobType::kSeconds, fmt::format("{:g} s", comm::kDefaultDeadlineSeconds),
-       "how long any rank waits in a communication call before failing with the call named"},
+       "how long any rank waits in a communication call before failing with the call named", 0.01, 86400},
       {"comm_verify", KnobType::kBool, "false",
        "exchange a fingerprint of every collective call and fail when ranks disagree"},
   };

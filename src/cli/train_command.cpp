@@ -148,7 +148,8 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--weight-decay", o->train.weightDecay, "weight decay");
   c->add_option("--warmup-epochs", o->train.warmupEpochs, "linear learning-rate warm-up");
   c->add_option("--lr-schedule", o->train.lrSchedule, "learning-rate schedule: constant (default), step or cosine");
-  c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)");
+  c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)")
+      ->check(CLI::Range(0, 1024));
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
   addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <optional>
 
 #include "core/check.hpp"
 #include "core/error.hpp"
@@ -30,8 +32,35 @@ std::optional<long long> parseInt(const std::string& text) {
   return value;
 }
 
-// Returns an error description, or empty when `text` is a valid value of `type`.
-std::string validate(const std::string& text, KnobType type) {
+std::string validateType(const std::string& text, KnobType type);
+
+// The numeric value of a valid `text` of a numeric type, in base units.
+std::optional<double> numericValue(const std::string& text, KnobType type) {
+  switch (type) {
+    case KnobType::kInt: {
+      const auto v = parseInt(text);
+      return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+    }
+    case KnobType::kDouble: return units::parse(text, units::Quantity::kCount);
+    case KnobType::kBytes: return units::parse(text, units::Quantity::kBytes);
+    case KnobType::kSeconds: return units::parse(text, units::Quantity::kSeconds);
+    default: return std::nullopt;
+  }
+}
+
+// Returns an error description, or empty when `text` is a valid value of the knob: its type,
+// then its range.
+std::string validate(const std::string& text, const KnobSpec& spec) {
+  if (std::string problem = validateType(text, spec.type); !problem.empty()) return problem;
+  const std::optional<double> value = numericValue(text, spec.type);
+  if (value && (!std::isfinite(*value) || *value < spec.minimum || *value > spec.maximum)) {
+    return fmt::format("expected a value in [{:g}, {:g}]{}", spec.minimum, spec.maximum,
+                       spec.type == KnobType::kSeconds ? " seconds" : spec.type == KnobType::kBytes ? " bytes" : "");
+  }
+  return "";
+}
+
+std::string validateType(const std::string& text, KnobType type) {
   switch (type) {
     case KnobType::kBool:
       return parseBool(text) ? "" : "expected true/false (or 1/0, yes/no, on/off)";
@@ -86,12 +115,12 @@ Knobs Knobs::load(const std::vector<KnobSpec>& specs,
                   const std::map<std::string, std::string>& environment) {
   Knobs knobs;
   for (const KnobSpec& spec : specs) {
-    checkEq(validate(spec.defaultValue, spec.type), std::string{},
+    checkEq(validate(spec.defaultValue, spec), std::string{},
             "default value of knob " + spec.name);
     Entry entry{spec, spec.defaultValue, "default"};
     const std::string variable = knobVariable(spec.name);
     if (const auto it = environment.find(variable); it != environment.end()) {
-      if (const std::string problem = validate(it->second, spec.type); !problem.empty()) {
+      if (const std::string problem = validate(it->second, spec); !problem.empty()) {
         throw ConfigError(fmt::format("environment variable {}: {}, found '{}'", variable,
                                       problem, it->second));
       }

@@ -19,6 +19,10 @@ struct KnobSpec {
   KnobType type;
   std::string defaultValue;
   std::string help;
+  // Numeric knobs: the accepted range, in base units (seconds, bytes); a value outside it, or
+  // not finite, fails at start-up with the range named.
+  double minimum = -1e300;
+  double maximum = 1e300;
 };
 
 class Knobs {

@@ -6,6 +6,7 @@ expect_error "--reduce-order: expected fifo or priority, found 'lifo'" train --m
 expect_error "--density: expected a fraction in \(0, 1\], found 2" train --density 2
 expect_error "--lr-schedule: expected constant, step or cosine" train --lr-schedule linear
 expect_error "--optimizer: only sgd" train --optimizer adam
+expect_error "--threads: Value 100000 not in range 0 to 1024" train --threads 100000
 expect_error "nope.json: cannot open the strategy file" train --plan nope.json
 strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
 "$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null

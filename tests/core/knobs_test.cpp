@@ -51,5 +51,22 @@ TEST(Knobs, ReadingAnUnregisteredKnobIsABug) {
 
 TEST(Knobs, VariableNamesAreUpperCase) { EXPECT_EQ(knobVariable("comm_timeout"), "PARAXIS_COMM_TIMEOUT"); }
 
+
+// Numeric knobs have a range: out of it, or not finite, is a start-up error naming the range.
+TEST(Knobs, ValuesOutsideTheRangeAreRejected) {
+  const std::vector<KnobSpec> specs{{"deadline", KnobType::kSeconds, "120 s", "deadline", 0.01, 86400},
+                                    {"indent", KnobType::kInt, "2", "indent", -1, 16}};
+  for (const char* bad : {"0", "-1", "1e300", "1e-6", "inf", "nan"}) {
+    try {
+      Knobs::load(specs, {{"PARAXIS_DEADLINE", bad}});
+      ADD_FAILURE() << "accepted PARAXIS_DEADLINE=" << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("PARAXIS_DEADLINE"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(Knobs::load(specs, {{"PARAXIS_INDENT", "100000000"}}), ConfigError);
+  EXPECT_DOUBLE_EQ(Knobs::load(specs, {{"PARAXIS_DEADLINE", "5 s"}}).getDouble("deadline"), 5);
+}
+
 }  // namespace
 }  // namespace paraxis
