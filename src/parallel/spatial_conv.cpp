@@ -91,12 +91,14 @@ comm::DataType commTypeOf(const torch::Tensor& t) {
   throw ConfigError(fmt::format("spatial layers: float32 or float64 tensors only, found {}", c10::toString(t.scalar_type())));
 }
 
-std::pair<std::int64_t, std::int64_t> SpatialSplit::block(int dim, std::int64_t extent) const {
-  const std::vector<int> at = comm::gridCoordinates(comm.rank(), grid);
-  const std::int64_t p = grid.at(dim), r = at.at(dim);
+std::pair<std::int64_t, std::int64_t> SpatialSplit::blockAt(std::int64_t r, std::int64_t p, std::int64_t extent) {
   const std::int64_t base = extent / p, extra = extent % p;
   const std::int64_t begin = r * base + std::min(r, extra);
   return {begin, begin + base + (r < extra ? 1 : 0)};
+}
+
+std::pair<std::int64_t, std::int64_t> SpatialSplit::block(int dim, std::int64_t extent) const {
+  return blockAt(comm::gridCoordinates(comm.rank(), grid).at(dim), grid.at(dim), extent);
 }
 
 torch::Tensor SpatialSplit::local(const torch::Tensor& global) const {

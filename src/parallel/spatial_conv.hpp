@@ -28,6 +28,8 @@ struct SpatialSplit {
 
   // This rank's [begin, end) along spatial dimension `dim` of a global extent.
   std::pair<std::int64_t, std::int64_t> block(int dim, std::int64_t extent) const;
+  // The block of coordinate `r` of `ranks` along an extent (the rule every rank shares).
+  static std::pair<std::int64_t, std::int64_t> blockAt(std::int64_t r, std::int64_t ranks, std::int64_t extent);
   // This rank's block of a global [N, C, spatial...] tensor.
   torch::Tensor local(const torch::Tensor& global) const;
 };

@@ -120,8 +120,7 @@ torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, Poo
   for (int i = 0; i < static_cast<int>(split.grid.size()); ++i) {
     const std::int64_t extent = globalExtents.at(i), p = split.grid[i];
     for (std::int64_t r = 0; r < p; ++r) {
-      const std::int64_t begin = r * (extent / p) + std::min(r, extent % p);
-      const std::int64_t end = begin + extent / p + (r < extent % p ? 1 : 0);
+      const auto [begin, end] = SpatialSplit::blockAt(r, p, extent);
       if (begin % window != 0 || (end != extent && end % window != 0)) {
         throw ConfigError(fmt::format("spatial pooling: a window of {} would cross the block [{}, {}) along dimension "
                                       "{} (grid {}); give the dimension an extent the grid divides into multiples of {}",
