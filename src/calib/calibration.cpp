@@ -8,10 +8,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/error.hpp"
 #include "plan/estimator.hpp"
+#include "plan/oracle.hpp"
 #include "plan/planner.hpp"
 #include "plan/strategy_json.hpp"
 
@@ -43,12 +45,26 @@ struct Predicted {
   double compute = 0, communication = 0, total = 0;
 };
 
-Predicted predict(const PlanInputs& in, const MeasuredRun& run, Estimate* out) {
+// The model's prepared layers per run, once per distinct model: they do not depend on the
+// cluster, whose implementation factors the fit varies.
+std::vector<std::shared_ptr<const plan::Oracle::Profiles>> profilesOf(const std::vector<PlanInputs>& inputs) {
+  std::map<const graph::Model*, std::shared_ptr<const plan::Oracle::Profiles>> byModel;
+  std::vector<std::shared_ptr<const plan::Oracle::Profiles>> out;
+  for (const PlanInputs& in : inputs) {
+    auto& shared = byModel[in.model];
+    if (shared == nullptr) shared = plan::Oracle(in).profiles();
+    out.push_back(shared);
+  }
+  return out;
+}
+
+Predicted predict(plan::Oracle& oracle, const MeasuredRun& run, Estimate* out) {
+  const PlanInputs& in = oracle.inputs();
   if (!run.model.empty() && run.model != in.model->name()) {
     throw ConfigError(fmt::format("measured run '{}' ran model '{}', not '{}' (give --model {})", run.label, run.model,
                                   in.model->name(), run.model));
   }
-  Estimate e = estimate(in, run.strategy, false);
+  Estimate e = oracle.estimate(run.strategy, false);
   if (!e.feasible) {
     throw ConfigError(fmt::format("measured run '{}' (line {}): {}", run.label, run.line, e.infeasibleReason));
   }
@@ -295,12 +311,14 @@ std::vector<RunComparison> compareRuns(const PlanInputs& in, const std::vector<M
 }
 
 std::vector<RunComparison> compareRuns(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs) {
+  const std::vector<std::shared_ptr<const plan::Oracle::Profiles>> profiles = profilesOf(inputs);
   std::vector<RunComparison> rows;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const MeasuredRun& run = runs[i];
     RunComparison row;
     row.run = &run;
-    const Predicted p = predict(inputs[i], run, &row.estimate);
+    plan::Oracle oracle(inputs[i], profiles[i]);
+    const Predicted p = predict(oracle, run, &row.estimate);
     row.compute = p.compute;
     row.communication = p.communication;
     row.total = p.total;
@@ -326,6 +344,7 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
   cluster.implementation = hw::Implementation{};
   std::vector<PlanInputs> in = inputs;
   for (PlanInputs& each : in) each.cluster = &cluster;
+  const std::vector<std::shared_ptr<const plan::Oracle::Profiles>> profiles = profilesOf(in);
 
   ImplementationFit fit;
   std::vector<const Factor*> free;
@@ -344,7 +363,8 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
     double sum = 0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const MeasuredRun& run = runs[i];
-      const Predicted p = predict(in[i], run, nullptr);
+      plan::Oracle oracle(in[i], profiles[i]);  // the factors changed: a fresh Oracle, the same model
+      const Predicted p = predict(oracle, run, nullptr);
       // With overlap, how much communication a run "exposed" depends on its own accounting:
       // only a run that reduced after backward splits cleanly into compute and communication.
       if (run.compute > 0 && run.communication > 0 && !run.strategy.comm.overlap) {

@@ -98,13 +98,16 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
   return "";
 }
 
-Oracle::Oracle(const PlanInputs& inputs) : inputs_(inputs), profiles_(cost::profileLayers(*inputs.model)) {}
+Oracle::Oracle(const PlanInputs& inputs, std::shared_ptr<const Profiles> profiles)
+    : inputs_(inputs),
+      profiles_(profiles != nullptr ? std::move(profiles)
+                                    : std::make_shared<const Profiles>(cost::profileLayers(*inputs.model))) {}
 
 double Oracle::serialIterationSeconds(double samples) {
   if (const auto it = serialSeconds_.find(samples); it != serialSeconds_.end()) return it->second;
   const Strategy serial{"serial", Grid{}, std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(samples)))};
   const double seconds =
-      detail::evaluate(inputs_, profiles_, arrays_, serial, cost::Congestion::kExpected).time.iteration();
+      detail::evaluate(inputs_, *profiles_, arrays_, serial, cost::Congestion::kExpected).time.iteration();
   serialSeconds_.emplace(samples, seconds);
   return seconds;
 }
@@ -120,14 +123,14 @@ Estimate Oracle::estimate(const Strategy& s, bool withRange) {
     e.bottleneck = bottleneckOf(e, in);
     return e;
   }
-  const detail::Evaluation expected = detail::evaluate(in, profiles_, arrays_, s, in.congestion);
+  const detail::Evaluation expected = detail::evaluate(in, *profiles_, arrays_, s, in.congestion);
   e.time = expected.time;
   e.memory = expected.memory;
   e.allreduceAlgorithm = expected.allreduceAlgorithm;
   e.fits = e.memory.total() <= e.memoryCapacity;
   if (withRange) {
-    e.iterationOptimistic = detail::evaluate(in, profiles_, arrays_, s, cost::Congestion::kOptimistic).time.iteration();
-    e.iterationCongested = detail::evaluate(in, profiles_, arrays_, s, cost::Congestion::kCongested).time.iteration();
+    e.iterationOptimistic = detail::evaluate(in, *profiles_, arrays_, s, cost::Congestion::kOptimistic).time.iteration();
+    e.iterationCongested = detail::evaluate(in, *profiles_, arrays_, s, cost::Congestion::kCongested).time.iteration();
   }
   const double iteration = e.time.iteration();
   const auto batch = static_cast<double>(s.globalBatch);

@@ -4,6 +4,7 @@
 // one explicit object. Build a new Oracle for another model or cluster, or after changing
 // either; nothing needs clearing. Not for concurrent use: one Oracle per thread.
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,12 @@ namespace paraxis::plan {
 
 class Oracle {
  public:
-  explicit Oracle(const PlanInputs& inputs);
+  using Profiles = std::vector<cost::LayerProfile>;
+  // `profiles`: the model's layers as prepared by another Oracle of the same model (they do not
+  // depend on the cluster), so code that varies the cluster, such as calibration's fit, builds
+  // an Oracle per cluster without preparing the model again; null: prepared here.
+  explicit Oracle(const PlanInputs& inputs, std::shared_ptr<const Profiles> profiles = nullptr);
+  const std::shared_ptr<const Profiles>& profiles() const { return profiles_; }
 
   const PlanInputs& inputs() const { return inputs_; }
   // Estimates the strategy. An infeasible strategy comes back with feasible=false and the
@@ -28,7 +34,7 @@ class Oracle {
 
  private:
   PlanInputs inputs_;
-  std::vector<cost::LayerProfile> profiles_;
+  std::shared_ptr<const Profiles> profiles_;
   std::map<double, double> serialSeconds_;  // by samples
   detail::LayerArrays arrays_;
 };

@@ -169,9 +169,10 @@ std::vector<Estimate> planAll(const PlanInputs& in, const PlanRequest& r) {
       }
       // A hybrid with one data replica is its model-parallel strategy: one row, by that name.
       if (s.grid.data == 1 && s.name.starts_with("data+")) s.name = s.name.substr(5);
+      const std::string grid = s.grid.str();
       const auto same = [&](const Estimate& e) {
-        return e.feasible && e.strategy.name == s.name && e.strategy.grid.str() == s.grid.str() &&
-               e.strategy.globalBatch == s.globalBatch;
+        return e.feasible && e.strategy.name == s.name && e.strategy.globalBatch == s.globalBatch &&
+               e.strategy.grid.str() == grid;
       };
       if (std::any_of(out.begin(), out.end(), same)) continue;
       out.push_back(oracle.estimate(s));
