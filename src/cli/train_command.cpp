@@ -1,5 +1,6 @@
-// paraxis train: data-parallel training on LibTorch over the communication runtime.
+// paraxis train: data-parallel and spatial training on LibTorch over the communication runtime.
 //   mpirun -np N paraxis train --model lenet --data fashion-mnist --epochs 3
+//   mpirun -np 4 paraxis train --model cosmoflow --input 64x64x64 --grid data=2xh=2
 // Without mpirun it runs as one rank.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -25,6 +26,7 @@ namespace {
 struct Options : ModelSource {
   train::TrainOptions train;
   std::string plan;
+  std::string grid;
   std::string report;
   bool json = false;
   GradientCommFlags gradientComm;
@@ -35,8 +37,8 @@ struct Options : ModelSource {
 // can predict the same thing.
 plan::Strategy ranStrategy(const train::TrainReport& r, const train::TrainOptions& t) {
   plan::Strategy s;
-  s.name = r.ranks > 1 ? "data" : "serial";
-  s.grid.data = r.ranks;
+  s.grid = r.grid;
+  s.name = plan::strategyNameOf(r.grid);
   s.globalBatch = r.globalBatch;
   s.comm = t.comm;
   return s;
@@ -64,9 +66,10 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
           {"epochs", epochs}};
 }
 
-// A strategy file from `paraxis plan --emit`: its batch and gradient settings. Only the data
-// axis runs today; model-parallel axes are refused rather than ignored.
-void applyPlan(const std::string& path, int ranks, train::TrainOptions& t) {
+// A strategy file from `paraxis plan --emit`: its grid, batch and gradient settings. The data
+// and spatial axes run today; other model-parallel axes are refused (by the trainer) rather
+// than ignored.
+void applyPlan(const std::string& path, int ranks, const graph::Model& model, train::TrainOptions& t) {
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("{}: cannot open the strategy file", path));
   nlohmann::json document;
@@ -76,13 +79,16 @@ void applyPlan(const std::string& path, int ranks, train::TrainOptions& t) {
     throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
   }
   const plan::Strategy s = plan::strategyFromJson(document, path);
-  if (s.grid.modelParallel() != 1) {
-    throw ConfigError(fmt::format("{}: grid {} has model-parallel axes; train runs the data axis only so far", path,
-                                  s.grid.str()));
+  try {
+    train::checkGrid(s.grid, ranks, model);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
   }
-  if (s.grid.data != ranks) {
-    throw ConfigError(fmt::format("{}: the strategy has {} data-parallel ranks but {} were started", path, s.grid.data, ranks));
+  if (s.globalBatch % s.grid.data != 0) {
+    throw ConfigError(fmt::format("{}: a global batch of {} does not divide over {} data replicas", path, s.globalBatch,
+                                  s.grid.data));
   }
+  t.grid = s.grid;
   t.batchPerRank = s.globalBatch / s.grid.data;
   t.comm = s.comm;
 }
@@ -105,8 +111,15 @@ void run(Options& o, Context& context) {
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
+  if (!o.grid.empty()) {
+    try {
+      o.train.grid = plan::parseGrid(o.grid);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("--grid: {}", e.what()));
+    }
+  }
   if (!o.plan.empty()) {
-    applyPlan(o.plan, world.comm.size(), o.train);
+    applyPlan(o.plan, world.comm.size(), model, o.train);
     o.train.comm = o.gradientComm.apply(o.train.comm);  // the command line overrides the file
   }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
@@ -132,12 +145,18 @@ void run(Options& o, Context& context) {
 void addTrainCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   o->model = "lenet";
-  CLI::App* c = app.add_subcommand("train", "Data-parallel training on LibTorch (run under mpirun for several ranks)");
+  CLI::App* c = app.add_subcommand("train", "Data-parallel and spatial training on LibTorch (run under mpirun for several ranks)");
   addModelOptions(*c, *o, "default lenet");
-  c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (batch and gradient settings)");
+  CLI::Option* plan =
+      c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (grid, batch and gradient settings)");
+  c->add_option("--grid", o->grid,
+                "data and spatial axes over the ranks, as plan prints them: data=2xh=2, h=2xw=2, d=2 (default: "
+                "data=<ranks>)")
+      ->excludes(plan);
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
   c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data (default 4096, fewer for large inputs: about 256 MiB)")->check(CLI::PositiveNumber);
-  c->add_option("--batch-per-rank", o->train.batchPerRank, "samples per rank per iteration")->check(CLI::PositiveNumber);
+  c->add_option("--batch-per-rank", o->train.batchPerRank,
+                "samples per data replica per iteration (a spatial group shares its replica's)")->check(CLI::PositiveNumber);
   c->add_option("--epochs", o->train.epochs, "epochs")->check(CLI::PositiveNumber);
   c->add_option("--iterations", o->train.iterations, "stop after this many iterations")->check(CLI::PositiveNumber);
   c->add_option("--lr", o->train.learningRate, "learning rate of one rank (scaled by the rank count)");

@@ -2,148 +2,99 @@
 
 #include <fmt/format.h>
 
-#include "comm/halo.hpp"
 #include "core/error.hpp"
 
 namespace paraxis::parallel {
 namespace {
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-// The halo layout of a local [N, C, spatial...] block: `halo[i]` cells each side of dimension i.
-comm::HaloLayout layoutOf(const torch::Tensor& x, const std::vector<std::int64_t>& halo, const std::vector<int>& grid) {
-  comm::HaloLayout layout;
-  layout.lead = x.size(0) * x.size(1);
-  for (std::size_t i = 0; i < halo.size(); ++i) {
-    layout.interior.push_back(x.size(static_cast<std::int64_t>(i) + 2));
-    layout.lo.push_back(halo[i]);
-    layout.hi.push_back(halo[i]);
-    layout.grid.push_back(grid[i]);
-  }
-  return layout;
+std::int64_t valueAt(const std::vector<std::int64_t>& v, std::size_t i, std::int64_t fallback) {
+  return v.empty() ? fallback : v.at(i);
 }
 
-// The interior of a haloed [N, C, spatial...] buffer.
-torch::Tensor interiorOf(const torch::Tensor& padded, const std::vector<std::int64_t>& halo) {
-  torch::Tensor view = padded;
-  for (std::size_t i = 0; i < halo.size(); ++i) {
-    const auto dim = static_cast<std::int64_t>(i) + 2;
-    view = view.narrow(dim, halo[i], padded.size(dim) - 2 * halo[i]);
+std::vector<WindowAxis> axesOf(const ConvSpec& s, const std::vector<std::int64_t>& kernel) {
+  std::vector<WindowAxis> axes;
+  for (std::size_t i = 0; i < s.extents.size(); ++i) {
+    axes.push_back({.extent = s.extents[i], .kernel = kernel.at(i), .stride = valueAt(s.stride, i, 1),
+                    .padding = valueAt(s.padding, i, 0), .dilation = valueAt(s.dilation, i, 1),
+                    .outputPadding = valueAt(s.outputPadding, i, 0), .transposed = s.transposed});
   }
-  return view;
+  return axes;
 }
 
-// Zero padding at the global boundary, the neighbours' cells inside: a fresh haloed copy of x.
-torch::Tensor haloed(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& halo) {
-  std::vector<std::int64_t> shape{x.size(0), x.size(1)};
-  for (std::size_t i = 0; i < halo.size(); ++i) shape.push_back(x.size(static_cast<std::int64_t>(i) + 2) + 2 * halo[i]);
-  torch::Tensor padded = torch::zeros(shape, x.options());
-  interiorOf(padded, halo).copy_(x);
-  comm::haloExchange(split.comm, padded.data_ptr(), commTypeOf(padded), layoutOf(x, halo, split.grid));
-  return padded;
+// The transposed convolution of a window starting at input `first` covers outputs from
+// first*s - p on; pad or crop it to the block [begin, end) along every spatial dimension.
+torch::Tensor alignTransposed(const torch::Tensor& y, const std::vector<WindowAxis>& axes, const Box& window,
+                              const Box& block) {
+  std::vector<std::int64_t> pads;  // constant_pad_nd's order: the last dimension first
+  for (std::size_t k = axes.size(); k-- > 0;) {
+    const Range w = window[k + 2], b = block[k + 2];
+    const std::int64_t front = b.begin - (w.begin * axes[k].stride - axes[k].padding);
+    pads.push_back(-front);
+    pads.push_back(b.size() - (y.size(static_cast<std::int64_t>(k) + 2) - front));
+  }
+  return torch::constant_pad_nd(y, pads, 0);
 }
 
-class HaloConvFunction : public torch::autograd::Function<HaloConvFunction> {
- public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
-                               const torch::Tensor& bias, const SpatialSplit* split, std::vector<std::int64_t> halo,
-                               std::vector<std::int64_t> dilation, std::int64_t groups) {
-    const torch::Tensor padded = haloed(*split, x.contiguous(), halo);
-    ctx->save_for_backward({padded, weight, bias});
-    ctx->saved_data["halo"] = halo;
-    ctx->saved_data["dilation"] = dilation;
-    ctx->saved_data["groups"] = groups;
-    ctx->saved_data["split"] = reinterpret_cast<std::int64_t>(split);
-    const std::vector<std::int64_t> ones(halo.size(), 1), zeros(halo.size(), 0);
-    return at::convolution(padded, weight, bias.numel() > 0 ? c10::optional<torch::Tensor>(bias) : c10::nullopt, ones,
-                           zeros, dilation, false, zeros, groups);
+void requireShapes(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight, const ConvSpec& spec) {
+  const auto dims = static_cast<std::int64_t>(split.grid.size());
+  if (x.dim() != dims + 2 || weight.dim() != dims + 2 || static_cast<std::int64_t>(spec.extents.size()) != dims) {
+    throw ConfigError(fmt::format("spatial convolution: a grid over {} spatial dimensions needs {}-D inputs, weights "
+                                  "and extents, found {}, {} and {}",
+                                  dims, dims + 2, x.dim(), weight.dim(), spec.extents.size()));
   }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const variable_list saved = ctx->get_saved_variables();
-    const torch::Tensor& padded = saved[0];
-    const torch::Tensor& weight = saved[1];
-    const torch::Tensor& bias = saved[2];
-    const std::vector<std::int64_t> halo = ctx->saved_data["halo"].toIntVector();
-    const std::vector<std::int64_t> dilation = ctx->saved_data["dilation"].toIntVector();
-    const auto* split = reinterpret_cast<const SpatialSplit*>(ctx->saved_data["split"].toInt());
-    const std::vector<std::int64_t> ones(halo.size(), 1), zeros(halo.size(), 0);
-    const bool hasBias = bias.numel() > 0;
-    const std::vector<std::int64_t> biasSizes{bias.numel()};
-    auto [gradPadded, gradWeight, gradBias] = at::convolution_backward(
-        grads[0].contiguous(), padded, weight, hasBias ? at::OptionalIntArrayRef(biasSizes) : c10::nullopt, ones, zeros,
-        dilation, false, zeros, ctx->saved_data["groups"].toInt(), {true, true, hasBias});
-    // The halo cells' gradients belong to the neighbours that own those cells.
-    gradPadded = gradPadded.contiguous();
-    const torch::Tensor interior = interiorOf(gradPadded, halo);
-    comm::haloExchange(split->comm, gradPadded.data_ptr(), commTypeOf(gradPadded),
-                       layoutOf(interior, halo, split->grid), {.mode = comm::HaloMode::kAccumulate});
-    return {interiorOf(gradPadded, halo).contiguous(), gradWeight, gradBias, {}, {}, {}, {}};
+  if (split.ranks() != split.comm.size()) {
+    throw ConfigError(fmt::format("spatial convolution: the grid has {} ranks, the communicator {}", split.ranks(),
+                                  split.comm.size()));
   }
-};
+}
 
 }  // namespace
 
-comm::DataType commTypeOf(const torch::Tensor& t) {
-  if (t.scalar_type() == torch::kFloat) return comm::DataType::kF32;
-  if (t.scalar_type() == torch::kDouble) return comm::DataType::kF64;
-  throw ConfigError(fmt::format("spatial layers: float32 or float64 tensors only, found {}", c10::toString(t.scalar_type())));
-}
-
-std::pair<std::int64_t, std::int64_t> SpatialSplit::blockAt(std::int64_t r, std::int64_t p, std::int64_t extent) {
-  const std::int64_t base = extent / p, extra = extent % p;
-  const std::int64_t begin = r * base + std::min(r, extra);
-  return {begin, begin + base + (r < extra ? 1 : 0)};
-}
-
-std::pair<std::int64_t, std::int64_t> SpatialSplit::block(int dim, std::int64_t extent) const {
-  return blockAt(comm::gridCoordinates(comm.rank(), grid).at(dim), grid.at(dim), extent);
-}
-
-torch::Tensor SpatialSplit::local(const torch::Tensor& global) const {
-  torch::Tensor view = global;
-  for (int i = 0; i < static_cast<int>(grid.size()); ++i) {
-    const auto [begin, end] = block(i, global.size(i + 2));
-    view = view.narrow(i + 2, begin, end - begin);
-  }
-  return view.contiguous();
+std::vector<std::int64_t> convOutputExtents(const ConvSpec& spec, const std::vector<std::int64_t>& kernel) {
+  std::vector<std::int64_t> out;
+  for (const WindowAxis& a : axesOf(spec, kernel)) out.push_back(a.outputExtent());
+  return out;
 }
 
 torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight,
                           const torch::Tensor& bias, const ConvSpec& spec) {
-  const auto dims = static_cast<std::int64_t>(split.grid.size());
-  if (x.dim() != dims + 2 || weight.dim() != dims + 2) {
-    throw ConfigError(fmt::format("spatial convolution: a grid over {} spatial dimensions needs {}-D inputs and "
-                                  "weights, found {} and {}",
-                                  dims, dims + 2, x.dim(), weight.dim()));
+  requireShapes(split, x, weight, spec);
+  const std::vector<std::int64_t> kernel(weight.sizes().begin() + 2, weight.sizes().end());
+  const std::vector<WindowAxis> axes = axesOf(spec, kernel);
+  std::vector<std::int64_t> inputShape{x.size(0), x.size(1)}, outputShape{x.size(0), weight.size(0)};
+  if (spec.transposed) outputShape[1] = weight.size(1) * spec.groups;
+  std::vector<std::int64_t> stride, dilation, zeros(kernel.size(), 0);
+  for (const WindowAxis& a : axes) {
+    inputShape.push_back(a.extent);
+    outputShape.push_back(a.outputExtent());
+    stride.push_back(a.stride);
+    dilation.push_back(a.dilation);
   }
-  int ranks = 1;
-  for (int g : split.grid) ranks *= g;
-  if (ranks != split.comm.size()) {
-    throw ConfigError(fmt::format("spatial convolution: the grid has {} ranks, the communicator {}", ranks,
-                                  split.comm.size()));
+  const Placement placement = windowPlacement(
+      split, inputShape, {outputShape.begin() + 2, outputShape.end()},
+      [&](int i, Range out) { return axes[static_cast<std::size_t>(i)].inputOf(out); }, 0.0);
+  const torch::Tensor window = redistribute(split.comm, x, placement);
+  const c10::optional<torch::Tensor> b = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
+  if (!spec.transposed) return at::convolution(window, weight, b, stride, zeros, dilation, false, zeros, spec.groups);
+
+  // Transposed: the window's contributions aligned to this rank's output block, then the bias.
+  const int me = split.comm.rank();
+  const Box block = split.blockBox(me, outputShape);
+  torch::Tensor y;
+  if (window.numel() == 0) {  // no input reaches this block (a stride wider than the kernel)
+    std::vector<std::int64_t> shape;
+    for (const Range& r : block) shape.push_back(r.size());
+    y = torch::zeros(shape, x.options()) + window.sum();  // keeps the exchange in the backward graph
+  } else {
+    y = at::convolution(window, weight, c10::nullopt, stride, zeros, dilation, true, zeros, spec.groups);
+    y = alignTransposed(y, axes, placement.needed[me], block);
   }
-  std::vector<std::int64_t> halo, dilation;
-  for (std::int64_t i = 0; i < dims; ++i) {
-    const std::int64_t kernel = weight.size(i + 2);
-    const std::int64_t d = spec.dilation.empty() ? 1 : spec.dilation.at(i);
-    if (kernel % 2 == 0) {
-      throw ConfigError(fmt::format("spatial convolution: kernel {} along dimension {} is even; only 'same' "
-                                    "convolutions (odd kernels, stride 1) are split so far",
-                                    kernel, i));
-    }
-    halo.push_back(d * (kernel - 1) / 2);
-    dilation.push_back(d);
-    if (split.grid[i] > 1 && x.size(i + 2) < halo.back()) {
-      throw ConfigError(fmt::format("spatial convolution: a block of {} along dimension {} is thinner than its halo "
-                                    "of {} (grid {})",
-                                    x.size(i + 2), i, halo.back(), split.grid[i]));
-    }
+  if (b) {
+    std::vector<std::int64_t> shape(y.dim(), 1);
+    shape[1] = b->size(0);
+    y = y + b->view(shape);
   }
-  // autograd functions take defined tensors only: no bias travels as an empty one.
-  const torch::Tensor biasOrEmpty = bias.defined() ? bias : torch::empty({0}, weight.options());
-  return HaloConvFunction::apply(x, weight, biasOrEmpty, &split, halo, dilation, spec.groups);
+  return y;
 }
 
 }  // namespace paraxis::parallel

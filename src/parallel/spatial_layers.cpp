@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
 
@@ -98,6 +100,38 @@ class GlobalAvgPoolFunction : public torch::autograd::Function<GlobalAvgPoolFunc
   }
 };
 
+// Replicated -> samples: forward keeps this rank's samples; backward gathers every rank's
+// slice of the gradient, so each holds the whole gradient of the replicated tensor.
+class SampleSliceFunction : public torch::autograd::Function<SampleSliceFunction> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const SpatialSplit* split) {
+    ctx->saved_data["split"] = reinterpret_cast<std::int64_t>(split);
+    ctx->saved_data["samples"] = x.size(0);
+    const Range mine = sampleRange(*split, split->comm.rank(), x.size(0));
+    return x.narrow(0, mine.begin, mine.size()).contiguous();
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto* split = reinterpret_cast<const SpatialSplit*>(ctx->saved_data["split"].toInt());
+    const torch::Tensor g = grads[0].contiguous();
+    const std::int64_t samples = ctx->saved_data["samples"].toInt();
+    std::vector<std::int64_t> shape = g.sizes().vec();
+    shape[0] = samples;
+    Placement p{shape, {}, {}, 0.0};
+    for (int q = 0; q < split->comm.size(); ++q) {
+      Box slice{sampleRange(*split, q, samples)}, whole{{0, samples}};
+      for (std::size_t d = 1; d < shape.size(); ++d) {
+        slice.push_back({0, shape[d]});
+        whole.push_back({0, shape[d]});
+      }
+      p.owned.push_back(std::move(slice));
+      p.needed.push_back(std::move(whole));
+    }
+    torch::NoGradGuard noGrad;
+    return {redistribute(split->comm, g, p), {}};
+  }
+};
+
 }  // namespace
 
 torch::Tensor spatialBatchNorm(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight,
@@ -114,25 +148,49 @@ torch::Tensor spatialGlobalAvgPool(const SpatialSplit& split, const torch::Tenso
   return GlobalAvgPoolFunction::apply(x, &split);
 }
 
-torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, PoolKind kind, std::int64_t window,
-                          const std::vector<std::int64_t>& globalExtents) {
-  // Every rank's blocks are judged, not only this rank's, so all ranks refuse alike.
-  for (int i = 0; i < static_cast<int>(split.grid.size()); ++i) {
-    const std::int64_t extent = globalExtents.at(i), p = split.grid[i];
-    for (std::int64_t r = 0; r < p; ++r) {
-      const auto [begin, end] = SpatialSplit::blockAt(r, p, extent);
-      if (begin % window != 0 || (end != extent && end % window != 0)) {
-        throw ConfigError(fmt::format("spatial pooling: a window of {} would cross the block [{}, {}) along dimension "
-                                      "{} (grid {}); give the dimension an extent the grid divides into multiples of {}",
-                                      window, begin, end, i, p, window));
-      }
-    }
+torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, const PoolSpec& spec) {
+  std::vector<WindowAxis> axes;
+  std::vector<std::int64_t> inputShape{x.size(0), x.size(1)}, outputExtents;
+  for (std::size_t i = 0; i < split.grid.size(); ++i) {
+    axes.push_back({.extent = spec.extents.at(i), .kernel = spec.kernel.at(i), .stride = spec.stride.at(i),
+                    .padding = spec.padding.at(i)});
+    inputShape.push_back(axes.back().extent);
+    outputExtents.push_back(axes.back().outputExtent());
   }
-  const std::vector<std::int64_t> kernel(split.grid.size(), window);
-  if (split.grid.size() == 3) {
-    return kind == PoolKind::kMax ? torch::max_pool3d(x, kernel, kernel) : torch::avg_pool3d(x, kernel, kernel);
+  // Max pooling pads with -inf, average pooling with zeros counted in the divisor (torch's
+  // count_include_pad): the window carries the padding, the pooling itself pads nothing.
+  const bool max = spec.kind == PoolKind::kMax;
+  const Placement placement = windowPlacement(
+      split, inputShape, outputExtents, [&](int i, Range out) { return axes[static_cast<std::size_t>(i)].inputOf(out); },
+      max ? -std::numeric_limits<double>::infinity() : 0.0);
+  const torch::Tensor window = redistribute(split.comm, x, placement);
+  const std::vector<std::int64_t> zeros(axes.size(), 0);
+  if (axes.size() == 3) {
+    return max ? torch::max_pool3d(window, spec.kernel, spec.stride, zeros) : torch::avg_pool3d(window, spec.kernel, spec.stride, zeros);
   }
-  return kind == PoolKind::kMax ? torch::max_pool2d(x, kernel, kernel) : torch::avg_pool2d(x, kernel, kernel);
+  return max ? torch::max_pool2d(window, spec.kernel, spec.stride, zeros) : torch::avg_pool2d(window, spec.kernel, spec.stride, zeros);
+}
+
+Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples) {
+  const auto [begin, end] = SpatialSplit::blockAt(rank, split.comm.size(), samples);
+  return {begin, end};
+}
+
+torch::Tensor spatialToSamples(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents) {
+  std::vector<std::int64_t> shape{x.size(0), x.size(1)};
+  shape.insert(shape.end(), extents.begin(), extents.end());
+  Placement p{shape, {}, {}, 0.0};
+  for (int q = 0; q < split.comm.size(); ++q) {
+    p.owned.push_back(split.blockBox(q, shape));
+    Box whole{sampleRange(split, q, x.size(0))};
+    for (std::size_t d = 1; d < shape.size(); ++d) whole.push_back({0, shape[d]});
+    p.needed.push_back(std::move(whole));
+  }
+  return redistribute(split.comm, x, p);
+}
+
+torch::Tensor replicatedToSamples(const SpatialSplit& split, const torch::Tensor& x) {
+  return SampleSliceFunction::apply(x, &split);
 }
 
 }  // namespace paraxis::parallel

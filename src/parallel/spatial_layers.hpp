@@ -1,11 +1,11 @@
 #pragma once
 // Layers on spatially split tensors besides convolution (spatial_conv.hpp): batch-norm with
 // statistics over the whole spatial group (Distconv's global-stat option; local statistics are
-// plain torch batch-norm on the block), global average pooling, and pooling whose windows do
-// not cross blocks. Weight gradients are this rank's partial sums, as for the convolution.
+// plain torch batch-norm on the block), global average pooling, max and average pooling, and
+// the shuffles that end a spatial distribution. Weight gradients are this rank's partial sums, as for the convolution.
 #include <torch/torch.h>
 
-#include "parallel/spatial_conv.hpp"
+#include "parallel/spatial_split.hpp"
 
 namespace paraxis::parallel {
 
@@ -27,10 +27,27 @@ torch::Tensor spatialGlobalAvgPool(const SpatialSplit& split, const torch::Tenso
 
 enum class PoolKind { kMax, kAverage };
 
-// Pooling with kernel == stride whose windows stay inside each rank's block (every block
-// starts and, but the last, ends on a multiple of the stride): purely local. Throws
-// ConfigError naming the dimension where a window would cross blocks.
-torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, PoolKind kind, std::int64_t window,
-                          const std::vector<std::int64_t>& globalExtents);
+struct PoolSpec {
+  PoolKind kind = PoolKind::kMax;
+  std::vector<std::int64_t> extents;  // the global input's spatial extents
+  std::vector<std::int64_t> kernel;   // per spatial dimension
+  std::vector<std::int64_t> stride;
+  std::vector<std::int64_t> padding;
+};
+
+// Max or average pooling (torch's padding rules; no ceil mode) whose windows may cross
+// blocks: the window of this rank's output block is gathered first, as for a convolution.
+torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, const PoolSpec& spec);
+
+// The samples rank `rank` of the group holds once a batch of `samples` is split by sample.
+Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples);
+
+// Dryden's shuffle where a spatial distribution ends: from this rank's spatial block of every
+// sample to whole samples, sampleRange's share of them (one all-to-all-v; backward reverses it).
+torch::Tensor spatialToSamples(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents);
+
+// From a tensor every rank of the group holds whole (after global pooling) to sampleRange's
+// share of its samples; backward gathers the shares of the gradient.
+torch::Tensor replicatedToSamples(const SpatialSplit& split, const torch::Tensor& x);
 
 }  // namespace paraxis::parallel

@@ -102,13 +102,7 @@ Strategy makeStrategy(const PlanInputs& in, const std::string& name, int gpus, s
 
 Strategy strategyOnGrid(const Grid& grid, std::int64_t globalBatch, const PlanRequest& r) {
   Strategy s;
-  std::vector<std::string> axes;
-  if (grid.data > 1) axes.emplace_back("data");
-  if (grid.pipeline > 1) axes.emplace_back("pipeline");
-  if (grid.channel > 1) axes.emplace_back("channel");
-  if (grid.filter > 1) axes.emplace_back("filter");
-  if (grid.spatial() > 1) axes.emplace_back("spatial");
-  s.name = axes.empty() ? "serial" : fmt::format("{}", fmt::join(axes, "+"));
+  s.name = strategyNameOf(grid);
   s.grid = grid;
   s.globalBatch = globalBatch;
   s.schedule = r.schedule;

@@ -1,6 +1,7 @@
 #include "plan/strategy.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <vector>
 
@@ -58,6 +59,15 @@ Grid parseGrid(const std::string& text) {
 
 std::string scheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }
 
+std::string strategyNameOf(const Grid& grid) {
+  std::vector<std::string> axes;
+  if (grid.data > 1) axes.emplace_back("data");
+  if (grid.pipeline > 1) axes.emplace_back("pipeline");
+  if (grid.channel > 1) axes.emplace_back("channel");
+  if (grid.filter > 1) axes.emplace_back("filter");
+  if (grid.spatial() > 1) axes.emplace_back("spatial");
+  return axes.empty() ? "serial" : fmt::format("{}", fmt::join(axes, "+"));
+}
 
 std::string MemoryBreakdown::largest() const {
   const std::pair<double, const char*> parts[] = {

@@ -51,5 +51,7 @@ struct Strategy {
 };
 
 std::string scheduleName(PipelineSchedule s);
+// A grid's strategy name: its axes above 1 joined by '+' ("data+spatial"), or "serial".
+std::string strategyNameOf(const Grid& grid);
 
 }  // namespace paraxis::plan

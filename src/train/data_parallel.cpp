@@ -13,8 +13,10 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 
 }  // namespace
 
-DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientComm gradientComm, SgdOptions sgd)
-    : comm_(std::move(comm)), net_(std::move(net)), sgd_(sgd) {
+DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientComm gradientComm, SgdOptions sgd,
+                                   std::unique_ptr<BatchExecutor> executor)
+    : comm_(std::move(comm)), net_(std::move(net)),
+      executor_(executor ? std::move(executor) : std::make_unique<PlainExecutor>(net_)), sgd_(sgd) {
   reduce::GradientEngine::Layers layers;
   for (int layer = 0; layer < net_->model().size(); ++layer) {
     layers.push_back(net_->layerParameters(layer));
@@ -82,8 +84,8 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
   updating_ = 0;
   auto start = Clock::now();
   // The previous step's pending groups complete as the layers that use them come up.
-  const std::vector<torch::Tensor> outputs = net_->run(inputs);
-  const torch::Tensor loss = net_->loss(outputs, targets);
+  const std::vector<torch::Tensor> outputs = executor_->run(inputs);
+  const torch::Tensor loss = executor_->loss(outputs, targets);
   synchronize();  // groups of weights the forward did not reach
   times_.forward = since(start) - waiting_ - updating_;
   const double carriedWaiting = waiting_;

@@ -1,7 +1,8 @@
 #pragma once
-// One data-parallel training step: forward and loss on the local batch, backward with the
-// gradient engine reducing groups as they become ready, then SGD. Every rank holds the same
-// weights (same seed) and, after the step, the same weights again.
+// One training step: forward and loss on the local batch (through a BatchExecutor: the plain
+// net, or a distributed one), backward with the gradient engine reducing groups over every
+// rank of `comm` as they become ready, then SGD. Every rank holds the same weights (same seed)
+// and, after the step, the same weights again.
 #include <torch/torch.h>
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include "comm/communicator.hpp"
 #include "core/gradient_comm.hpp"
 #include "reduce/gradient_engine.hpp"
+#include "train/executor.hpp"
 #include "train/ir_module.hpp"
 
 namespace paraxis::train {
@@ -25,17 +27,21 @@ struct StepTimes {  // seconds of the last step
 
 class DataParallelStep {
  public:
-  DataParallelStep(comm::Communicator comm, IrNet net, GradientComm gradientComm, SgdOptions sgd);
+  // `executor` runs `net`'s batches (null: the plain net on the whole local batch).
+  DataParallelStep(comm::Communicator comm, IrNet net, GradientComm gradientComm, SgdOptions sgd,
+                   std::unique_ptr<BatchExecutor> executor = nullptr);
   DataParallelStep(const DataParallelStep&) = delete;  // the net's before-layer hook holds `this`
   DataParallelStep& operator=(const DataParallelStep&) = delete;
   DataParallelStep(DataParallelStep&&) = delete;
   DataParallelStep& operator=(DataParallelStep&&) = delete;
   ~DataParallelStep();
 
-  // Returns the local loss. Gradients are averaged over ranks before the update.
+  // Returns this rank's loss (executor().replicaLoss turns it into the replica's). Gradients
+  // are averaged over ranks before the update.
   double step(const torch::Tensor& inputs, const torch::Tensor& targets, double learningRate);
 
   IrNet& net() { return net_; }
+  BatchExecutor& executor() { return *executor_; }
   // Every parameter, in the engine's order (layer by layer, forward); groupOf indexes it.
   const std::vector<torch::Tensor>& parameters() const { return parameters_; }
   reduce::GradientEngine& engine() { return *engine_; }
@@ -52,6 +58,7 @@ class DataParallelStep {
  private:
   comm::Communicator comm_;
   IrNet net_;
+  std::unique_ptr<BatchExecutor> executor_;
   std::vector<torch::Tensor> parameters_;  // the engine's order: layer by layer, forward
   std::unique_ptr<reduce::GradientEngine> engine_;
   SgdOptions sgd_;

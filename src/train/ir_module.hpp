@@ -35,6 +35,10 @@ class IrNetImpl : public torch::nn::Module {
   // Runs before each layer of run(), with its index: lets a caller finish what the layer's
   // weights still wait for (the previous step's gradient reduction and update).
   void setBeforeLayer(std::function<void(int)> hook) { beforeLayer_ = std::move(hook); }
+  // For executors that run the layers themselves: call before layer `index` runs.
+  void beforeLayer(int index) {
+    if (beforeLayer_) beforeLayer_(index);
+  }
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // The torch module of layer `index` (null for functional layers).

@@ -1,9 +1,11 @@
 #include "train/spatial_net.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
+#include "parallel/spatial_conv.hpp"
 #include "parallel/spatial_layers.hpp"
 
 namespace paraxis::train {
@@ -13,6 +15,12 @@ using graph::Layer;
 using graph::LayerKind;
 
 std::int64_t at(const graph::Dims& v, std::size_t i) { return v.size() == 1 ? v.front() : v.at(i); }
+
+std::vector<std::int64_t> perDimension(const graph::Dims& v, std::size_t dims) {
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < dims; ++i) out.push_back(at(v, i));
+  return out;
+}
 
 torch::Tensor parameter(const torch::nn::Module& m, const char* name) {
   const auto* p = m.named_parameters(false).find(name);
@@ -24,68 +32,84 @@ torch::Tensor buffer(const torch::nn::Module& m, const char* name) {
   return b == nullptr ? torch::Tensor() : *b;
 }
 
+bool isLoss(LayerKind k) { return k == LayerKind::kSoftmaxLoss || k == LayerKind::kMseLoss; }
+
 }  // namespace
 
 SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split) : net_(std::move(net)), split_(split) {
   const graph::Model& model = net_->model();
-  splitPoint_ = -1;
-  for (int i = 1; i < model.size() && splitPoint_ < 0; ++i) {
-    checkLayer(i);
-    if (model.layer(i).kind == LayerKind::kGlobalAvgPool) splitPoint_ = i + 1;
+  if (model.inputShape().rank() != static_cast<int>(split.grid.size())) {
+    throw ConfigError(fmt::format("model '{}' takes {}-D samples ({}); a spatial grid of {} splits {} dimensions",
+                                  model.name(), model.inputShape().rank(), model.inputShape().str(),
+                                  fmt::join(split.grid, "x"), split.grid.size()));
   }
-  if (splitPoint_ < 0) {
-    throw ConfigError(fmt::format("model '{}': a spatial split ends at a global average pooling, and the model has none",
-                                  model.name()));
+  layout_.assign(model.size(), Layout::kSpatial);
+  converted_.resize(model.size());
+  checkExtents(0);
+  for (int i = 1; i < model.size(); ++i) {
+    const Layer& l = model.layer(i);
+    if (isLoss(l.kind)) {
+      losses_.push_back(i);
+      const Layout in = layout_[l.inputs.front()];
+      layout_[i] = in == Layout::kReplicated ? Layout::kSamples : in;
+      continue;
+    }
+    bool spatialInputs = true;
+    for (int input : l.inputs) spatialInputs = spatialInputs && layout_[input] == Layout::kSpatial;
+    if (spatialInputs && runsSpatially(i)) {
+      checkExtents(i);
+      layout_[i] = l.kind == LayerKind::kGlobalAvgPool ? Layout::kReplicated : Layout::kSpatial;
+    } else {
+      layout_[i] = Layout::kSamples;
+    }
   }
 }
 
-void SpatialNet::checkLayer(int index) const {
+bool SpatialNet::runsSpatially(int index) const {
   const Layer& l = net_->model().layer(index);
-  const auto fail = [&](const std::string& why) {
-    throw ConfigError(fmt::format("layer '{}' ({}) cannot run spatially split: {}", l.name, graph::kindName(l.kind), why));
-  };
-  const std::size_t dims = split_.grid.size();
   switch (l.kind) {
-    case LayerKind::kConv: {
-      const auto& a = l.as<graph::ConvAttrs>();
-      for (std::size_t i = 0; i < dims; ++i) {
-        const std::int64_t k = at(a.kernel, i), d = at(a.dilation, i);
-        if (at(a.stride, i) != 1 || k % 2 == 0 || at(a.padding, i) != d * (k - 1) / 2) {
-          fail("only 'same' convolutions (stride 1, odd kernel, padding dilation x (kernel - 1) / 2) so far");
-        }
-      }
-      return;
-    }
     case LayerKind::kMaxPool:
-    case LayerKind::kAvgPool: {
-      const auto& a = l.as<graph::PoolAttrs>();
-      const graph::Dims& stride = a.stride.empty() ? a.kernel : a.stride;
-      for (std::size_t i = 0; i < dims; ++i) {
-        if (at(stride, i) != at(a.kernel, i) || at(a.padding, i) != 0 || at(a.kernel, i) != at(a.kernel, 0)) {
-          fail("only pooling with equal square windows and strides, without padding, so far");
-        }
-      }
-      return;
-    }
+    case LayerKind::kAvgPool: return !l.as<graph::PoolAttrs>().ceilMode;
+    case LayerKind::kConv:
+    case LayerKind::kDeconv:
     case LayerKind::kBatchNorm:
     case LayerKind::kActivation:
     case LayerKind::kAdd:
     case LayerKind::kConcat:
-    case LayerKind::kGlobalAvgPool: return;
-    default: fail("it needs the whole spatial extent before the model's global pooling");
+    case LayerKind::kDropout:
+    case LayerKind::kGlobalAvgPool: return true;
+    default: return false;
   }
+}
+
+void SpatialNet::checkExtents(int index) const {
+  const graph::Model& model = net_->model();
+  const Layer& l = model.layer(index);
+  const std::string what = fmt::format("layer '{}' ({})", l.name, graph::kindName(l.kind));
+  const auto spatialOf = [](const graph::TensorShape& s) { return std::vector<std::int64_t>(s.spatial.begin(), s.spatial.end()); };
+  for (int input : l.inputs) parallel::requireBlocks(split_, spatialOf(model.layer(input).output), what.c_str());
+  if (l.kind != LayerKind::kGlobalAvgPool) parallel::requireBlocks(split_, spatialOf(l.output), what.c_str());
 }
 
 torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tensor>& outputs) {
   const Layer& l = net_->model().layer(index);
   const torch::Tensor& x = outputs[l.inputs.front()];
   const std::shared_ptr<torch::nn::Module> m = net_->layerModule(index);
+  const graph::TensorShape& in = net_->model().layer(l.inputs.front()).output;
+  const std::vector<std::int64_t> extents(in.spatial.begin(), in.spatial.end());
+  const std::size_t dims = extents.size();
   switch (l.kind) {
-    case LayerKind::kConv: {
+    case LayerKind::kConv:
+    case LayerKind::kDeconv: {
       const auto& a = l.as<graph::ConvAttrs>();
-      std::vector<std::int64_t> dilation;
-      for (std::size_t i = 0; i < split_.grid.size(); ++i) dilation.push_back(at(a.dilation, i));
-      return parallel::spatialConv(split_, x, parameter(*m, "weight"), parameter(*m, "bias"), {dilation, a.groups});
+      const parallel::ConvSpec spec{extents,
+                                    perDimension(a.stride, dims),
+                                    perDimension(a.padding, dims),
+                                    perDimension(a.dilation, dims),
+                                    perDimension(a.outputPadding, dims),
+                                    a.groups,
+                                    l.kind == LayerKind::kDeconv};
+      return parallel::spatialConv(split_, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
     }
     case LayerKind::kBatchNorm: {
       if (!net_->is_training()) return net_->applyLayer(index, outputs);  // running statistics: local
@@ -99,37 +123,117 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
     }
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {
-      std::vector<std::int64_t> extents(net_->model().layer(l.inputs.front()).output.spatial.begin(),
-                                        net_->model().layer(l.inputs.front()).output.spatial.end());
-      return parallel::spatialPool(split_, x, l.kind == LayerKind::kMaxPool ? parallel::PoolKind::kMax
-                                                                           : parallel::PoolKind::kAverage,
-                                   at(l.as<graph::PoolAttrs>().kernel, 0), extents);
+      const auto& a = l.as<graph::PoolAttrs>();
+      return parallel::spatialPool(
+          split_, x,
+          {l.kind == LayerKind::kMaxPool ? parallel::PoolKind::kMax : parallel::PoolKind::kAverage, extents,
+           perDimension(a.kernel, dims), perDimension(a.stride.empty() ? a.kernel : a.stride, dims),
+           perDimension(a.padding, dims)});
     }
     case LayerKind::kGlobalAvgPool: return parallel::spatialGlobalAvgPool(split_, x);
     default: return net_->applyLayer(index, outputs);
   }
 }
 
-std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& localInput) {
+torch::Tensor SpatialNet::toSamples(int source, const std::vector<torch::Tensor>& outputs) {
+  if (converted_[source].defined()) return converted_[source];
+  const graph::TensorShape& shape = net_->model().layer(source).output;
+  switch (layout_[source]) {
+    case Layout::kSpatial:
+      converted_[source] = parallel::spatialToSamples(split_, outputs[source],
+                                                      std::vector<std::int64_t>(shape.spatial.begin(), shape.spatial.end()));
+      break;
+    case Layout::kReplicated: converted_[source] = parallel::replicatedToSamples(split_, outputs[source]); break;
+    case Layout::kSamples: converted_[source] = outputs[source]; break;
+  }
+  return converted_[source];
+}
+
+std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
   const graph::Model& model = net_->model();
   std::vector<torch::Tensor> outputs(model.size());
-  outputs[0] = localInput.contiguous();
+  std::fill(converted_.begin(), converted_.end(), torch::Tensor());
+  outputs[0] = split_.local(batch);
   for (int i = 1; i < model.size(); ++i) {
-    outputs[i] = i < splitPoint_ ? applySpatial(i, outputs) : net_->applyLayer(i, outputs);
+    net_->beforeLayer(i);
+    const Layer& l = model.layer(i);
+    if (isLoss(l.kind)) {
+      outputs[i] = layout_[i] == Layout::kSamples ? toSamples(l.inputs.front(), outputs) : outputs[l.inputs.front()];
+    } else if (layout_[i] != Layout::kSamples) {
+      outputs[i] = l.kind == LayerKind::kDropout ? dropout(i, outputs[l.inputs.front()], batch.size(0)) : applySpatial(i, outputs);
+    } else {
+      for (int input : l.inputs) toSamples(input, outputs);
+      outputs[i] = converted_[i] = l.kind == LayerKind::kDropout ? dropout(i, converted_[l.inputs.front()], batch.size(0))
+                                                                 : net_->applyLayer(i, converted_);
+    }
   }
   return outputs;
 }
 
-void SpatialNet::reduceSpatialGradients() {
-  for (int i = 1; i < splitPoint_; ++i) {
-    for (torch::Tensor& p : net_->layerParameters(i)) {
-      if (!p.grad().defined()) continue;
-      torch::Tensor g = p.grad().contiguous();
-      comm::allreduce(split_.comm, g.data_ptr(), g.data_ptr(), static_cast<std::size_t>(g.numel()),
-                      parallel::commTypeOf(g));
-      p.mutable_grad().copy_(g);
-    }
+torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x, std::int64_t samples) const {
+  const double p = net_->model().layer(index).as<graph::DropoutAttrs>().probability;
+  if (!net_->is_training() || p == 0) return x;
+  const graph::TensorShape& shape = net_->model().layer(index).output;
+  std::vector<std::int64_t> global{samples, shape.channels};
+  global.insert(global.end(), shape.spatial.begin(), shape.spatial.end());
+  const torch::Tensor mask = torch::empty(global, x.options()).bernoulli_(1 - p).div_(1 - p);
+  return x * targetPart(mask, layout_[index]);
+}
+
+torch::Tensor SpatialNet::targetPart(const torch::Tensor& target, Layout layout) const {
+  if (layout == Layout::kSpatial) return split_.local(target);
+  const parallel::Range mine = parallel::sampleRange(split_, split_.comm.rank(), target.size(0));
+  return target.narrow(0, mine.begin, mine.size());
+}
+
+torch::Tensor SpatialNet::loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) {
+  if (losses_.empty()) throw ConfigError(fmt::format("model '{}' has no loss layer to train against", net_->model().name()));
+  namespace F = torch::nn::functional;
+  const double ranks = split_.comm.size();
+  torch::Tensor total;
+  for (int index : losses_) {
+    const Layer& l = net_->model().layer(index);
+    const graph::TensorShape& in = net_->model().layer(l.inputs.front()).output;
+    const torch::Tensor& x = outputs[index];
+    const torch::Tensor t = targetPart(target, layout_[index]);
+    // The replica's mean is over every sample (and position, for a per-position softmax) of
+    // its batch; this rank holds part of them and the engine averages over the group.
+    const bool softmax = l.kind == LayerKind::kSoftmaxLoss;
+    const double perSample = static_cast<double>(softmax ? in.elements() / in.channels : in.elements());
+    const torch::Tensor sum = softmax ? F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(torch::kSum))
+                                      : torch::mse_loss(x, t.to(x.dtype()).view_as(x), at::Reduction::Sum);
+    const double weight = (index == losses_.back() ? 1.0 : 0.4) * ranks / (perSample * static_cast<double>(target.size(0)));
+    total = total.defined() ? total + weight * sum : weight * sum;
   }
+  return total;
+}
+
+torch::Tensor SpatialNet::prediction(const std::vector<torch::Tensor>& outputs) {
+  return outputs.at(losses_.empty() ? outputs.size() - 1 : losses_.back());
+}
+
+torch::Tensor SpatialNet::targetPart(const torch::Tensor& target) {
+  return targetPart(target, losses_.empty() ? Layout::kSamples : layout_[losses_.back()]);
+}
+
+double SpatialNet::replicaLoss(double local) {
+  comm::allreduce(split_.comm, &local, &local, 1, comm::DataType::kF64);
+  return local / split_.comm.size();
+}
+
+int SpatialNet::sampleStart() const {
+  for (int i = 1; i < static_cast<int>(layout_.size()); ++i) {
+    if (layout_[i] == Layout::kSamples && !isLoss(net_->model().layer(i).kind)) return i;
+  }
+  return static_cast<int>(layout_.size());
+}
+
+std::string SpatialNet::describe() const {
+  const graph::Model& model = net_->model();
+  const int start = sampleStart();
+  if (start == model.size()) return "spatial throughout";
+  return fmt::format("spatial through layer '{}', whole samples from layer '{}'", model.layer(start - 1).name,
+                     model.layer(start).name);
 }
 
 }  // namespace paraxis::train

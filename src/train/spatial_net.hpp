@@ -1,42 +1,66 @@
 #pragma once
-// An IR model run "spatial early, replicated late" (Dryden et al.): the layers up to and
-// including the first global pooling run on each rank's spatial block through the distributed
-// layers of src/parallel; the pooled tensor is the same on every rank of the spatial group, and
-// the head after it runs replicated. Weight gradients of the spatial layers are partial sums
-// over the group (reduceSpatialGradients adds them up); the head's are whole on every rank.
+// An IR model run "spatial early, sample late" (Dryden et al.) on a group of ranks that share
+// one data replica: every layer that can runs on each rank's spatial block through the
+// distributed layers of src/parallel (convolutions, transposed convolutions, pooling,
+// batch-norm with group statistics, element-wise, add, concat, dropout); global average pooling
+// ends the split with the pooled tensor whole on every rank; at the first layer that needs a
+// whole sample (flatten, fully connected, ...) the tensor is shuffled to whole samples, each
+// rank taking its share of the batch, and the rest of the model runs sample-parallel.
+//
+// The loss of each rank is scaled so that its gradients, averaged over all ranks of all
+// replicas (the gradient engine's allreduce), are the gradients of the global batch's mean
+// loss: every parameter is reduced by the one allreduce, spatial partial sums included.
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "parallel/spatial_conv.hpp"
+#include "parallel/spatial_split.hpp"
+#include "train/executor.hpp"
 #include "train/ir_module.hpp"
 
 namespace paraxis::train {
 
-class SpatialNet {
+class SpatialNet final : public BatchExecutor {
  public:
-  // Throws ConfigError naming the first layer that cannot run split this way (a convolution
-  // that is not "same", a window that crosses blocks, a flatten before any global pooling).
-  // `split` must outlive every backward pass through run()'s outputs.
+  enum class Layout : std::uint8_t { kSpatial, kReplicated, kSamples };
+
+  // Throws ConfigError naming the first layer whose extents the grid cannot split (a rank
+  // would hold an empty block). `split` must outlive every backward pass through run().
   SpatialNet(IrNet net, const parallel::SpatialSplit& split);
 
-  // Every layer's output for this rank's block of a batch ([N, C, block...]); layers from the
-  // split point on hold the replicated tensors.
-  std::vector<torch::Tensor> run(const torch::Tensor& localInput);
-  // Adds the spatial layers' weight gradients over the group (after backward).
-  void reduceSpatialGradients();
+  // The replica's whole batch in; this rank's block taken here. Loss layers hold their input,
+  // as this rank computes the loss on it (spatial block or its samples).
+  std::vector<torch::Tensor> run(const torch::Tensor& batch) override;
+  torch::Tensor loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) override;
+  torch::Tensor prediction(const std::vector<torch::Tensor>& outputs) override;
+  torch::Tensor targetPart(const torch::Tensor& target) override;
+  double replicaLoss(double local) override;
+  double share() const override { return 1.0 / split_.comm.size(); }
 
   IrNet& net() { return net_; }
-  int splitPoint() const { return splitPoint_; }  // the first replicated layer
+  Layout layout(int layer) const { return layout_.at(layer); }
+  // The first layer that runs on whole samples (the shuffle point), or the model's size.
+  int sampleStart() const;
+  // "spatial to layer 'pool3', then samples from 'flatten'": for progress output.
+  std::string describe() const;
 
  private:
+  bool runsSpatially(int index) const;
+  void checkExtents(int index) const;
   torch::Tensor applySpatial(int index, const std::vector<torch::Tensor>& outputs);
-  void checkLayer(int index) const;
+  torch::Tensor toSamples(int source, const std::vector<torch::Tensor>& outputs);
+  // Dropout draws the replica batch's whole mask on every rank and keeps this rank's part, so a
+  // sample's mask does not depend on how the batch is split (it equals a one-rank run's).
+  torch::Tensor dropout(int index, const torch::Tensor& x, std::int64_t samples) const;
+  torch::Tensor targetPart(const torch::Tensor& target, Layout layout) const;
 
   IrNet net_;
   const parallel::SpatialSplit& split_;
-  int splitPoint_ = 0;
+  std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)
+  std::vector<int> losses_;
+  std::vector<torch::Tensor> converted_;  // per layer: its output shuffled to samples, in this run
 };
 
 }  // namespace paraxis::train

@@ -15,6 +15,7 @@
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/dataset.hpp"
+#include "train/spatial_net.hpp"
 #include "train/torch_runtime.hpp"
 
 namespace paraxis::train {
@@ -63,29 +64,41 @@ Data loadData(const TrainOptions& o, const graph::Model& model) {
   return d;
 }
 
-// Test loss and accuracy over the whole test split, each rank taking every P-th sample.
-std::pair<double, std::optional<double>> evaluate(IrNet& net, const Dataset& test, const comm::Communicator& comm) {
+// Test loss and accuracy over the whole test split, each replica taking every D-th batch and
+// each rank of a replica its part of it (weighted by its share).
+std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& executor, const Dataset& test,
+                                                  const comm::Communicator& comm, int replica, int replicas) {
   torch::NoGradGuard noGrad;
   net->eval();
   double sums[4] = {0, 0, 0, 0};  // loss x samples, correct, samples, positions judged
   const std::int64_t batch = 500;
-  for (std::int64_t start = comm.rank() * batch; start < test.size(); start += batch * comm.size()) {
+  const double share = executor.share();
+  for (std::int64_t start = replica * batch; start < test.size(); start += batch * replicas) {
     const std::int64_t n = std::min(batch, test.size() - start);
     const torch::Tensor x = test.images.narrow(0, start, n);
     const torch::Tensor y = test.labels.narrow(0, start, n);
-    const std::vector<torch::Tensor> out = net->run(x);
-    sums[0] += net->loss(out, y).item<double>() * static_cast<double>(n);
+    const std::vector<torch::Tensor> out = executor.run(x);
+    sums[0] += executor.loss(out, y).item<double>() * static_cast<double>(n) * share;
     if (y.scalar_type() == torch::kInt64) {  // classes, per sample or per position
-      sums[1] += net->prediction(out).argmax(1).eq(y).sum().item<double>();
-      sums[3] += static_cast<double>(y.numel());
+      const torch::Tensor mine = executor.targetPart(y);
+      sums[1] += executor.prediction(out).argmax(1).eq(mine).sum().item<double>();
+      sums[3] += static_cast<double>(mine.numel());
     }
-    sums[2] += static_cast<double>(n);
+    sums[2] += static_cast<double>(n) * share;
   }
   comm::allreduce(comm, sums, sums, 4, comm::DataType::kF64);
   net->train();
   std::optional<double> accuracy;
   if (sums[3] > 0) accuracy = sums[1] / sums[3];
   return {sums[0] / sums[2], accuracy};
+}
+
+// The spatial group of this rank's replica (ranks d*S .. d*S + S - 1) and its grid.
+parallel::SpatialSplit spatialSplitOf(const comm::Communicator& comm, const plan::Grid& g, int dims) {
+  if (g.spatial() == 1) return {};
+  std::vector<int> grid{g.height, g.width};
+  if (dims == 3) grid.insert(grid.begin(), g.depth);
+  return {comm.split(comm.rank() / g.spatial(), comm.rank()), grid};
 }
 
 // One run of runTraining: set up once, then epochs of steps, each step's times added to the
@@ -95,12 +108,17 @@ class Trainer {
   Trainer(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o, std::ostream& out)
       : comm_(comm), model_(model), o_(o), out_(out), threads_(configureTorchThreads(o.threads, comm.size())),
         seeded_((torch::manual_seed(o.seed), true)),  // identical initial weights on every rank
-        data_(loadData(o, model)), dp_(comm, IrNet(model), o.comm, {o.momentum, o.nesterov, o.weightDecay}),
+        data_(loadData(o, model)), grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}), replica_(comm.rank() / grid_.spatial()),
+        split_(spatialSplitOf(comm, grid_, model.inputShape().rank())), net_(model),
+        dp_(comm, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay},
+            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_) : nullptr),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
+    report_.grid = grid_;
     report_.threads = threads_;
-    report_.globalBatch = o.batchPerRank * comm.size();
+    report_.globalBatch = o.batchPerRank * grid_.data;
+    if (grid_.spatial() > 1) report_.layout = dynamic_cast<SpatialNet&>(dp_.executor()).describe();
     perEpoch_ = data_.train.size() / report_.globalBatch;
     if (perEpoch_ < 1) {
       throw ConfigError(fmt::format("a global batch of {} exceeds the {} training samples", report_.globalBatch,
@@ -114,6 +132,7 @@ class Trainer {
     if (lead_ && !o_.quiet) {
       out_ << fmt::format("training {} on {} rank(s) x {} thread(s): global batch {}, {} iterations ({} per epoch), data {}\n",
                           model_.name(), comm_.size(), threads_, report_.globalBatch, total_, perEpoch_, o_.data);
+      if (grid_.spatial() > 1) out_ << fmt::format("grid {}: {}\n", grid_.str(), report_.layout);
     }
     if (!o_.resumeDir.empty()) {
       done_ = loadCheckpoint(comm_, o_.resumeDir, state_);
@@ -133,7 +152,7 @@ class Trainer {
     const auto epochStart = Clock::now();
     dp_.setSparse(o_.comm.sparse() && epoch >= o_.sparseWarmupEpochs);
     const std::vector<std::int64_t> mine =
-        shardIndices(data_.train.size(), comm_.rank(), comm_.size(), o_.batchPerRank, o_.seed, epoch);
+        shardIndices(data_.train.size(), replica_, grid_.data, o_.batchPerRank, o_.seed, epoch);
     const torch::Tensor index = torch::tensor(mine, torch::kInt64);
     double lossSum = 0;
     std::int64_t steps = 0;
@@ -147,7 +166,7 @@ class Trainer {
       if (lead_ && terminal_ && (done_ % 20 == 0)) printProgress(epoch, lossSum / static_cast<double>(steps + 1));
     }
     dp_.synchronize();
-    const auto [testLoss, accuracy] = evaluate(dp_.net(), data_.test, comm_);
+    const auto [testLoss, accuracy] = evaluate(dp_.net(), dp_.executor(), data_.test, comm_, replica_, grid_.data);
     const EpochReport e{epoch + 1, lossSum / static_cast<double>(std::max<std::int64_t>(1, steps)), testLoss, accuracy,
                         std::chrono::duration<double>(Clock::now() - epochStart).count()};
     report_.epochs.push_back(e);
@@ -169,7 +188,7 @@ class Trainer {
     const torch::Tensor y = data_.train.labels.index_select(0, idx);
     const double loading = std::chrono::duration<double>(Clock::now() - start).count();
     const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch_);
-    const double loss = dp_.step(x, y, learningRate(o_, progress, comm_.size()));
+    const double loss = dp_.executor().replicaLoss(dp_.step(x, y, learningRate(o_, progress, grid_.data)));
     if (done_ - resumedAt_ >= kWarmupIterations) {
       const StepTimes& st = dp_.times();
       plan::TimeBreakdown& t = report_.time;
@@ -225,6 +244,10 @@ class Trainer {
   int threads_;
   bool seeded_;
   Data data_;
+  plan::Grid grid_;
+  int replica_;  // this rank's data replica
+  parallel::SpatialSplit split_;  // the replica's spatial group (outlives every backward pass)
+  IrNet net_;
   DataParallelStep dp_;
   bool lead_;
   bool terminal_;
@@ -238,6 +261,24 @@ class Trainer {
 };
 
 }  // namespace
+
+plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
+  if (g.pipeline * g.channel * g.filter != 1) {
+    throw ConfigError(fmt::format("grid {}: train runs the data and spatial axes so far (filter, channel and pipeline "
+                                  "are planned, not run)",
+                                  g.str()));
+  }
+  const int dims = model.inputShape().rank();
+  if (g.spatial() > 1 && (dims < 2 || (dims == 2 && g.depth > 1))) {
+    throw ConfigError(fmt::format("grid {}: model '{}' takes {} samples; a spatial axis needs 2-D (h, w) or 3-D "
+                                  "(d, h, w) ones",
+                                  g.str(), model.name(), model.inputShape().str()));
+  }
+  if (g.total() != ranks) {
+    throw ConfigError(fmt::format("grid {} needs {} ranks but {} were started", g.str(), g.total(), ranks));
+  }
+  return g;
+}
 
 TrainReport runTraining(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o,
                         std::ostream& out) {

@@ -1,6 +1,7 @@
 #pragma once
-// The training loop behind `paraxis train`: data-parallel over the communicator, with the
-// gradient engine, SGD with momentum, warm-up and a step or cosine schedule, a test split
+// The training loop behind `paraxis train`: data-parallel over the communicator, or over a
+// grid of data replicas x spatial blocks (each replica's samples split spatially over a group
+// of ranks, spatial_net.hpp), with the gradient engine, SGD with momentum, warm-up and a step or cosine schedule, a test split
 // evaluated at every epoch end, progress on rank 0, and the measured breakdown in the
 // oracle's vocabulary. Torch stays in trainer.cpp.
 #include <cstdint>
@@ -12,13 +13,17 @@
 #include "comm/communicator.hpp"
 #include "graph/model.hpp"
 #include "plan/estimate.hpp"
+#include "plan/strategy.hpp"
 
 namespace paraxis::train {
 
 struct TrainOptions {
   std::string data = "synthetic";  // synthetic, fashion-mnist, or a directory of IDX files
   std::int64_t syntheticSamples = 0;  // 0: defaultSyntheticSamples of the model's input
-  std::int64_t batchPerRank = 32;
+  std::int64_t batchPerRank = 32;  // per data replica (a spatial group shares its replica's)
+  // Data and spatial axes (data outermost, rank = replica x spatial ranks + spatial rank);
+  // none: every rank a data replica.
+  std::optional<plan::Grid> grid;
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
   double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled
@@ -50,6 +55,8 @@ struct EpochReport {
 
 struct TrainReport {
   int ranks = 1;
+  plan::Grid grid;  // what ran
+  std::string layout;  // for a spatial grid: where the spatial part ends
   int threads = 1;
   std::int64_t iterations = 0;
   std::int64_t measuredIterations = 0;  // past the warm-up iterations, which the figures leave out
@@ -62,6 +69,9 @@ struct TrainReport {
   plan::TimeBreakdown time;
   std::vector<EpochReport> epochs;
 };
+
+// `grid` if train can run it on `ranks` ranks for `model`; ConfigError naming what it cannot.
+plan::Grid checkGrid(const plan::Grid& grid, int ranks, const graph::Model& model);
 
 TrainReport runTraining(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& options,
                         std::ostream& progress);
