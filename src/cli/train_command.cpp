@@ -133,10 +133,14 @@ void run(Options& o, Context& context) {
   }
   const plan::TimeBreakdown& t = report.time;
   const double ms = 1e3;
+  const std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
+                                 ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, spatial collectives {:.1f} ms",
+                                               t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
+                                 : std::string();
   context.out << fmt::format(
-      "measured per iteration: forward {:.1f} ms, backward {:.1f} ms, gradient communication {:.1f} ms of which "
-      "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.0f} samples/s\n",
-      t.forward * ms, (t.backwardData + t.backwardWeight) * ms, t.gradientAllreduce * ms, t.gradientExposed * ms,
+      "measured per iteration: forward {:.1f} ms, backward {:.1f} ms{}, gradient communication {:.1f} ms of which "
+      "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.4g} samples/s\n",
+      t.forward * ms, (t.backwardData + t.backwardWeight) * ms, layers, t.gradientAllreduce * ms, t.gradientExposed * ms,
       t.update * ms, t.dataLoading * ms, report.samplesPerSecond);
 }
 

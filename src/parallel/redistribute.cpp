@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "comm/collectives.hpp"
 #include "core/error.hpp"
@@ -35,22 +36,37 @@ torch::Tensor viewOf(torch::Tensor t, const Box& origin, const Box& box) {
   return t;
 }
 
-// The cells this rank sends to and receives from each peer, in peer order.
+// The cells this rank sends to and receives from each peer, in peer order; its own cells are
+// copied directly (`self`: the box it both owns and needs), never through the exchange.
 struct Exchange {
   std::vector<Box> send, recv;
   std::vector<std::size_t> sendCounts, recvCounts;
+  Box self;
 };
 
 Exchange exchangeOf(const Placement& p, int me) {
   const Box global = wholeOf(p.globalShape);
   Exchange e;
   for (std::size_t q = 0; q < p.owned.size(); ++q) {
-    e.send.push_back(intersect(intersect(p.needed[q], global), p.owned[me]));
-    e.recv.push_back(intersect(intersect(p.needed[me], global), p.owned[q]));
+    const bool mine = static_cast<int>(q) == me;
+    e.send.push_back(mine ? Box(global.size()) : intersect(intersect(p.needed[q], global), p.owned[me]));
+    e.recv.push_back(mine ? Box(global.size()) : intersect(intersect(p.needed[me], global), p.owned[q]));
     e.sendCounts.push_back(static_cast<std::size_t>(cells(e.send.back())));
     e.recvCounts.push_back(static_cast<std::size_t>(cells(e.recv.back())));
   }
+  e.self = intersect(intersect(p.needed[me], global), p.owned[me]);
   return e;
+}
+
+// Does any rank need a cell another owns, or a box other than its own? (The same answer on
+// every rank: the placement is global.)
+bool movesData(const Placement& p) {
+  for (std::size_t q = 0; q < p.owned.size(); ++q) {
+    for (std::size_t d = 0; d < p.globalShape.size(); ++d) {
+      if (p.needed[q][d].begin != p.owned[q][d].begin || p.needed[q][d].end != p.owned[q][d].end) return true;
+    }
+  }
+  return false;
 }
 
 torch::Tensor pack(const torch::Tensor& t, const Box& origin, const std::vector<Box>& boxes) {
@@ -86,12 +102,14 @@ std::vector<std::size_t> displacementsOf(const std::vector<std::size_t>& counts)
 }
 
 torch::Tensor allToAll(const comm::Communicator& comm, const torch::Tensor& send, const std::vector<std::size_t>& sendCounts,
-                       const std::vector<std::size_t>& recvCounts) {
+                       const std::vector<std::size_t>& recvCounts, CommKind kind) {
+  const auto start = std::chrono::steady_clock::now();
   std::size_t total = 0;
   for (std::size_t c : recvCounts) total += c;
   torch::Tensor recv = torch::empty({static_cast<std::int64_t>(total)}, send.options());
   comm::alltoallv(comm, send.data_ptr(), sendCounts, displacementsOf(sendCounts), recv.data_ptr(), recvCounts,
                   displacementsOf(recvCounts), commTypeOf(send));
+  addCommTime(kind, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return recv;
 }
 
@@ -126,15 +144,18 @@ Placement decode(const std::vector<std::int64_t>& v) {
 class RedistributeFunction : public torch::autograd::Function<RedistributeFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& local, const comm::Communicator* comm,
-                               std::vector<std::int64_t> encoded, double fill) {
+                               std::vector<std::int64_t> encoded, double fill, std::int64_t kind) {
     const Placement p = decode(encoded);
     const int me = comm->rank();
     const Exchange e = exchangeOf(p, me);
-    const torch::Tensor received = allToAll(*comm, pack(local, p.owned[me], e.send), e.sendCounts, e.recvCounts);
+    const torch::Tensor received =
+        allToAll(*comm, pack(local, p.owned[me], e.send), e.sendCounts, e.recvCounts, static_cast<CommKind>(kind));
     torch::Tensor out = torch::full(extentsOf(p.needed[me]), fill, local.options().memory_format(c10::nullopt));
+    if (cells(e.self) > 0) viewOf(out, p.needed[me], e.self).copy_(viewOf(local, p.owned[me], e.self));
     unpack(received, out, p.needed[me], e.recv, false);
     ctx->saved_data["comm"] = reinterpret_cast<std::int64_t>(comm);
     ctx->saved_data["placement"] = std::move(encoded);
+    ctx->saved_data["kind"] = kind;
     return out;
   }
 
@@ -144,10 +165,12 @@ class RedistributeFunction : public torch::autograd::Function<RedistributeFuncti
     const int me = comm->rank();
     const Exchange e = exchangeOf(p, me);
     // The reverse exchange: what this rank received, it returns; what it sent comes back.
-    const torch::Tensor returned = allToAll(*comm, pack(grads[0], p.needed[me], e.recv), e.recvCounts, e.sendCounts);
+    const torch::Tensor returned = allToAll(*comm, pack(grads[0], p.needed[me], e.recv), e.recvCounts, e.sendCounts,
+                                            static_cast<CommKind>(ctx->saved_data["kind"].toInt()));
     torch::Tensor grad = torch::zeros(extentsOf(p.owned[me]), grads[0].options().memory_format(c10::nullopt));
+    if (cells(e.self) > 0) viewOf(grad, p.owned[me], e.self).copy_(viewOf(grads[0], p.needed[me], e.self));
     unpack(returned, grad, p.owned[me], e.send, true);
-    return {grad, {}, {}, {}};
+    return {grad, {}, {}, {}, {}};
   }
 };
 
@@ -178,7 +201,9 @@ torch::Tensor redistribute(const comm::Communicator& comm, const torch::Tensor& 
     throw ConfigError(fmt::format("redistribute: rank {} holds a block of {} but owns {}", comm.rank(),
                                   fmt::join(local.sizes().vec(), "x"), fmt::join(mine, "x")));
   }
-  return RedistributeFunction::apply(local, &comm, encode(placement), placement.fill);
+  if (!movesData(placement)) return local;  // every rank needs exactly what it owns
+  return RedistributeFunction::apply(local, &comm, encode(placement), placement.fill,
+                                     static_cast<std::int64_t>(placement.kind));
 }
 
 }  // namespace paraxis::parallel

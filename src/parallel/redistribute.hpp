@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "parallel/comm_time.hpp"
 
 namespace paraxis::parallel {
 
@@ -28,6 +29,7 @@ struct Placement {
   std::vector<Box> owned;   // per rank of the group; together a partition of the global tensor
   std::vector<Box> needed;  // per rank; cells outside the global tensor read as `fill`
   double fill = 0;
+  CommKind kind = CommKind::kHalo;  // what its time counts as
 };
 
 // The cells both boxes hold (empty ranges where they do not meet).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <limits>
 
 #include "comm/allreduce.hpp"
@@ -13,6 +14,13 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// An allreduce over the spatial group, its time counted as a layer collective.
+void groupAllreduce(const comm::Communicator& comm, void* data, std::size_t count, comm::DataType type) {
+  const auto start = std::chrono::steady_clock::now();
+  comm::allreduce(comm, data, data, count, type);
+  addCommTime(CommKind::kCollective, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 // Every dimension but the channels: what batch-norm's statistics sum over.
 std::vector<std::int64_t> reducedDims(const torch::Tensor& x) {
   std::vector<std::int64_t> dims{0};
@@ -23,8 +31,7 @@ std::vector<std::int64_t> reducedDims(const torch::Tensor& x) {
 // Sums the rows of `parts` ([k, C], f64) over the group; returns them.
 torch::Tensor groupSum(const SpatialSplit& split, torch::Tensor parts) {
   parts = parts.to(torch::kFloat64).contiguous();
-  comm::allreduce(split.comm, parts.data_ptr<double>(), parts.data_ptr<double>(), static_cast<std::size_t>(parts.numel()),
-                  comm::DataType::kF64);
+  groupAllreduce(split.comm, parts.data_ptr<double>(), static_cast<std::size_t>(parts.numel()), comm::DataType::kF64);
   return parts;
 }
 
@@ -85,9 +92,9 @@ class GlobalAvgPoolFunction : public torch::autograd::Function<GlobalAvgPoolFunc
     std::vector<std::int64_t> dims;
     for (std::int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
     double positions = static_cast<double>(x.numel() / (x.size(0) * x.size(1)));
-    comm::allreduce(split->comm, &positions, &positions, 1, comm::DataType::kF64);
+    groupAllreduce(split->comm, &positions, 1, comm::DataType::kF64);
     torch::Tensor sum = x.sum(dims, true).contiguous();
-    comm::allreduce(split->comm, sum.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
+    groupAllreduce(split->comm, sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
     ctx->saved_data["positions"] = positions;
     ctx->saved_data["shape"] = x.sizes().vec();
     return sum / positions;
@@ -117,7 +124,7 @@ class SampleSliceFunction : public torch::autograd::Function<SampleSliceFunction
     const std::int64_t samples = ctx->saved_data["samples"].toInt();
     std::vector<std::int64_t> shape = g.sizes().vec();
     shape[0] = samples;
-    Placement p{shape, {}, {}, 0.0};
+    Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
     for (int q = 0; q < split->comm.size(); ++q) {
       Box slice{sampleRange(*split, q, samples)}, whole{{0, samples}};
       for (std::size_t d = 1; d < shape.size(); ++d) {
@@ -179,7 +186,7 @@ Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples) {
 torch::Tensor spatialToSamples(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents) {
   std::vector<std::int64_t> shape{x.size(0), x.size(1)};
   shape.insert(shape.end(), extents.begin(), extents.end());
-  Placement p{shape, {}, {}, 0.0};
+  Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
   for (int q = 0; q < split.comm.size(); ++q) {
     p.owned.push_back(split.blockBox(q, shape));
     Box whole{sampleRange(split, q, x.size(0))};

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "parallel/comm_time.hpp"
 #include "train/ir_module.hpp"
 
 namespace paraxis::train {
@@ -25,6 +26,11 @@ class BatchExecutor {
   virtual double replicaLoss(double local) = 0;
   // This rank's share of its replica's samples, for weighting evaluation sums.
   virtual double share() const = 0;
+  // The distributed layers' communication in the last run() and the backward pass after it.
+  struct LayerComm {
+    parallel::CommTimes forward, backward;
+  };
+  virtual LayerComm layerComm() const { return {}; }
 };
 
 class PlainExecutor final : public BatchExecutor {

@@ -65,6 +65,8 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split) : net_(st
   }
 }
 
+SpatialNet::~SpatialNet() { parallel::setCommTimeSink(nullptr); }
+
 bool SpatialNet::runsSpatially(int index) const {
   const Layer& l = net_->model().layer(index);
   switch (l.kind) {
@@ -153,6 +155,8 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
   const graph::Model& model = net_->model();
   std::vector<torch::Tensor> outputs(model.size());
   std::fill(converted_.begin(), converted_.end(), torch::Tensor());
+  comm_ = {};
+  parallel::setCommTimeSink(&comm_.forward);
   outputs[0] = split_.local(batch);
   for (int i = 1; i < model.size(); ++i) {
     net_->beforeLayer(i);
@@ -167,6 +171,7 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
                                                                  : net_->applyLayer(i, converted_);
     }
   }
+  parallel::setCommTimeSink(&comm_.backward);
   return outputs;
 }
 

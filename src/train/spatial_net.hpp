@@ -38,6 +38,10 @@ class SpatialNet final : public BatchExecutor {
   torch::Tensor targetPart(const torch::Tensor& target) override;
   double replicaLoss(double local) override;
   double share() const override { return 1.0 / split_.comm.size(); }
+  LayerComm layerComm() const override { return comm_; }
+  ~SpatialNet() override;
+  SpatialNet(const SpatialNet&) = delete;  // the thread's time sink points into it
+  SpatialNet& operator=(const SpatialNet&) = delete;
 
   IrNet& net() { return net_; }
   Layout layout(int layer) const { return layout_.at(layer); }
@@ -61,6 +65,7 @@ class SpatialNet final : public BatchExecutor {
   std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)
   std::vector<int> losses_;
   std::vector<torch::Tensor> converted_;  // per layer: its output shuffled to samples, in this run
+  LayerComm comm_;  // run() counts into .forward, then points the thread's sink at .backward
 };
 
 }  // namespace paraxis::train

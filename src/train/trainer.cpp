@@ -191,10 +191,14 @@ class Trainer {
     const double loss = dp_.executor().replicaLoss(dp_.step(x, y, learningRate(o_, progress, grid_.data)));
     if (done_ - resumedAt_ >= kWarmupIterations) {
       const StepTimes& st = dp_.times();
+      const BatchExecutor::LayerComm layers = dp_.executor().layerComm();
       plan::TimeBreakdown& t = report_.time;
       t.dataLoading += loading;
-      t.forward += st.forward;
-      t.backwardData += st.backward;
+      t.forward += st.forward - layers.forward.total();
+      t.backwardData += st.backward - layers.backward.total();
+      t.halo += layers.forward.halo + layers.backward.halo;
+      t.shuffle += layers.forward.shuffle + layers.backward.shuffle;
+      t.layerCollectives += layers.forward.collectives + layers.backward.collectives;
       t.gradientExposed += st.exposedCommunication;
       t.gradientAllreduce += st.totalCommunication;
       t.update += st.update;
@@ -231,7 +235,8 @@ class Trainer {
                                    ? n * static_cast<double>(report_.globalBatch) / report_.trainingSeconds
                                    : static_cast<double>(report_.iterations * report_.globalBatch) / report_.seconds;
     plan::TimeBreakdown& t = report_.time;
-    for (double* v : {&t.forward, &t.backwardData, &t.gradientExposed, &t.gradientAllreduce, &t.update, &t.dataLoading}) {
+    for (double* v : {&t.forward, &t.backwardData, &t.gradientExposed, &t.gradientAllreduce, &t.update, &t.dataLoading,
+                      &t.halo, &t.shuffle, &t.layerCollectives}) {
       *v /= n;
     }
     return report_;
