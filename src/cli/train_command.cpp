@@ -62,6 +62,7 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
           {"global_batch", r.globalBatch},
           {"seconds", r.seconds},
           {"samples_per_second", r.samplesPerSecond},
+          {"peak_step_bytes", r.peakStepBytes},
           {"time", plan::timeBreakdownJson(r.time)},
           {"epochs", epochs}};
 }

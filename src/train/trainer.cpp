@@ -12,6 +12,7 @@
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
+#include "train/allocation_peak.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/dataset.hpp"
@@ -188,7 +189,13 @@ class Trainer {
     const torch::Tensor y = data_.train.labels.index_select(0, idx);
     const double loading = std::chrono::duration<double>(Clock::now() - start).count();
     const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch_);
-    const double loss = dp_.executor().replicaLoss(dp_.step(x, y, learningRate(o_, progress, grid_.data)));
+    double loss = 0;
+    {
+      const AllocationPeak peak;
+      loss = dp_.step(x, y, learningRate(o_, progress, grid_.data));
+      report_.peakStepBytes = std::max(report_.peakStepBytes, peak.peakBytes());
+    }
+    loss = dp_.executor().replicaLoss(loss);
     if (done_ - resumedAt_ >= kWarmupIterations) {
       const StepTimes& st = dp_.times();
       const BatchExecutor::LayerComm layers = dp_.executor().layerComm();
@@ -227,6 +234,8 @@ class Trainer {
   }
 
   TrainReport finishReport() {
+    comm::allreduce(comm_, &report_.peakStepBytes, &report_.peakStepBytes, 1, comm::DataType::kI64,
+                    {.op = comm::ReduceOp::kMax});
     report_.iterations = done_ - resumedAt_;
     report_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     const std::int64_t measured = report_.measuredIterations;

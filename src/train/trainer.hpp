@@ -64,6 +64,9 @@ struct TrainReport {
   double seconds = 0;           // wall time of the run, evaluations included
   double trainingSeconds = 0;   // the measured iterations only
   double samplesPerSecond = 0;  // over the measured iterations
+  // The most bytes LibTorch's allocator held at once during a measured step (activations,
+  // gradients, workspaces), on the rank that held the most.
+  std::int64_t peakStepBytes = 0;
   // Per measured iteration, averaged, in the oracle's breakdown: forward, the backward pass
   // (whole, in backwardData), update, gradient reduction total and exposed, data loading.
   plan::TimeBreakdown time;
