@@ -146,10 +146,27 @@ void runParadl(const Options& o, const plan::PlanInputs& in, const plan::PlanReq
   }
 }
 
+// A per-layer plan as a strategy file: the grid of the input's distribution (samples as the
+// data axis), and every layer's distribution by name.
+plan::Strategy perLayerStrategy(const graph::Model& model, const plan::LayerSearchResult& result, std::int64_t batch,
+                                const plan::PlanRequest& r) {
+  const plan::Distribution& first = result.perLayer.front();
+  plan::Strategy s;
+  s.name = "per-layer";
+  s.grid = {.data = first.sample * first.replicas, .depth = first.depth, .height = first.height, .width = first.width};
+  s.globalBatch = batch;
+  s.comm = r.comm;
+  for (int i = 0; i < model.size(); ++i) s.layers.push_back({model.layer(i).name, result.perLayer[i]});
+  return s;
+}
+
 void runPerLayer(const Options& o, const plan::PlanInputs& in, const plan::PlanRequest& r, Context& context) {
   const int gpus = r.gpus.front();
   const std::int64_t batch = r.globalBatch > 0 ? r.globalBatch : std::max<std::int64_t>(1, r.batchPerGpu) * gpus;
   const plan::LayerSearchResult result = plan::searchDistributions(in, gpus, batch);
+  if (!o.emit.empty()) {
+    writeFileAtomically(o.emit, plan::strategyJson(perLayerStrategy(*in.model, result, batch, r)).dump(2) + "\n", "--emit");
+  }
   if (!o.json) return printLayerSearch(*in.model, result, gpus, batch, context.out);
   nlohmann::json layers = nlohmann::json::array();
   for (int i = 0; i < in.model->size(); ++i) {

@@ -80,7 +80,10 @@ void applyPlan(const std::string& path, int ranks, const graph::Model& model, tr
     throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
   }
   const plan::Strategy s = plan::strategyFromJson(document, path);
+  // The plan's layers against the model first: a plan for another model is that, whatever
+  // the rank count.
   try {
+    if (!s.layers.empty()) t.sampleFrom = train::planSampleSwitch(s.layers, model);
     train::checkGrid(s.grid, ranks, model);
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", path, e.what()));

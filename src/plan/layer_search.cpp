@@ -40,11 +40,6 @@ double incomingShuffles(const PlanInputs& in, int layer, const Distribution& fro
 
 }  // namespace
 
-std::string Distribution::str() const {
-  return replicas > 1 ? fmt::format("n{}xd{}xh{}xw{}xr{}", sample, depth, height, width, replicas)
-                      : fmt::format("n{}xd{}xh{}xw{}", sample, depth, height, width);
-}
-
 std::vector<Distribution> layerCandidates(const graph::Layer& layer, int ranks, std::int64_t batch) {
   const graph::TensorShape& y = layer.output;
   // Splits of `parts` ranks over samples and space; `replicas` ranks repeat each block.

@@ -13,20 +13,9 @@
 #include <vector>
 
 #include "plan/inputs.hpp"
+#include "plan/strategy.hpp"
 
 namespace paraxis::plan {
-
-struct Distribution {
-  int sample = 1;
-  int depth = 1;
-  int height = 1;
-  int width = 1;
-  int replicas = 1;  // ranks computing the same block redundantly (layers too small to split)
-
-  int ranks() const { return sample * depth * height * width * replicas; }
-  std::string str() const;
-  bool operator==(const Distribution&) const = default;
-};
 
 struct LayerSearchResult {
   std::vector<Distribution> perLayer;

@@ -59,6 +59,11 @@ Grid parseGrid(const std::string& text) {
 
 std::string scheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }
 
+std::string Distribution::str() const {
+  return replicas > 1 ? fmt::format("n{}xd{}xh{}xw{}xr{}", sample, depth, height, width, replicas)
+                      : fmt::format("n{}xd{}xh{}xw{}", sample, depth, height, width);
+}
+
 std::string strategyNameOf(const Grid& grid) {
   std::vector<std::string> axes;
   if (grid.data > 1) axes.emplace_back("data");

@@ -41,6 +41,26 @@ Grid parseGrid(const std::string& text);
 
 enum class PipelineSchedule { kGPipe, kOneFOneB };
 
+// One layer's distribution in a per-layer plan (layer_search.hpp): its output split over
+// samples x depth x height x width, each block computed by `replicas` ranks.
+struct Distribution {
+  int sample = 1;
+  int depth = 1;
+  int height = 1;
+  int width = 1;
+  int replicas = 1;  // ranks computing the same block redundantly (layers too small to split)
+
+  int ranks() const { return sample * depth * height * width * replicas; }
+  int spatial() const { return depth * height * width; }
+  std::string str() const;  // "n2xd1xh1xw2", "...xr2" with replicas
+  bool operator==(const Distribution&) const = default;
+};
+
+struct LayerDistribution {
+  std::string layer;  // the IR layer's name, checked against the model that runs the plan
+  Distribution distribution;
+};
+
 struct Strategy {
   std::string name;  // "data", "data+filter", ...
   Grid grid;
@@ -48,6 +68,9 @@ struct Strategy {
   int microBatches = 1;  // pipeline only
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   GradientComm comm;
+  // A per-layer plan (plan --per-layer --emit): every IR layer's distribution, in model order;
+  // empty for the uniform strategies, whose grid says it all.
+  std::vector<LayerDistribution> layers;
 };
 
 std::string scheduleName(PipelineSchedule s);

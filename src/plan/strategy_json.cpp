@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -46,10 +47,41 @@ GradientComm gradientCommFromJson(const nlohmann::json& c, const std::string& so
   return g;
 }
 
+namespace {
+
+nlohmann::json layersJson(const std::vector<LayerDistribution>& layers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const LayerDistribution& l : layers) {
+    const Distribution& d = l.distribution;
+    out.push_back({{"layer", l.layer}, {"sample", d.sample}, {"depth", d.depth}, {"height", d.height},
+                   {"width", d.width}, {"replicas", d.replicas}});
+  }
+  return out;
+}
+
+// Per-layer distributions, each over the strategy's ranks.
+std::vector<LayerDistribution> layersFromJson(const nlohmann::json& array, int ranks, const std::string& source) {
+  std::vector<LayerDistribution> out;
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const nlohmann::json& l = array.at(i);
+    LayerDistribution ld{l.at("layer").get<std::string>(),
+                         {l.at("sample").get<int>(), l.at("depth").get<int>(), l.at("height").get<int>(),
+                          l.at("width").get<int>(), l.at("replicas").get<int>()}};
+    const Distribution& d = ld.distribution;
+    if (std::min({d.sample, d.depth, d.height, d.width, d.replicas}) < 1 || d.ranks() != ranks) {
+      throw ConfigError(fmt::format("{}: layers[{}] ('{}'): {} is not a split of the strategy's {} ranks", source, i,
+                                    ld.layer, d.str(), ranks));
+    }
+    out.push_back(std::move(ld));
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json strategyJson(const Strategy& s) {
   const Grid& g = s.grid;
-  const GradientComm& c = s.comm;
-  return {{"version", 1},
+  nlohmann::json out = {{"version", 1},
           {"name", s.name},
           {"grid",
            {{"data", g.data}, {"pipeline", g.pipeline}, {"channel", g.channel}, {"filter", g.filter},
@@ -58,6 +90,8 @@ nlohmann::json strategyJson(const Strategy& s) {
           {"micro_batches", s.microBatches},
           {"schedule", scheduleName(s.schedule)},
           {"comm", gradientCommJson(s.comm)}};
+  if (!s.layers.empty()) out["layers"] = layersJson(s.layers);
+  return out;
 }
 
 Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
@@ -82,6 +116,7 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
     if (schedule != "1f1b" && schedule != "gpipe") fail("schedule", "expected 1f1b or gpipe, found '" + schedule + "'");
     s.schedule = schedule == "gpipe" ? PipelineSchedule::kGPipe : PipelineSchedule::kOneFOneB;
     if (d.contains("comm")) s.comm = gradientCommFromJson(d.at("comm"), source);
+    if (d.contains("layers")) s.layers = layersFromJson(d.at("layers"), s.grid.total(), source);
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(fmt::format("{}: malformed strategy: {}", source, e.what()));

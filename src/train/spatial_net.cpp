@@ -36,7 +36,8 @@ bool isLoss(LayerKind k) { return k == LayerKind::kSoftmaxLoss || k == LayerKind
 
 }  // namespace
 
-SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split) : net_(std::move(net)), split_(split) {
+SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, int sampleFrom)
+    : net_(std::move(net)), split_(split) {
   const graph::Model& model = net_->model();
   if (model.inputShape().rank() != static_cast<int>(split.grid.size())) {
     throw ConfigError(fmt::format("model '{}' takes {}-D samples ({}); a spatial grid of {} splits {} dimensions",
@@ -56,7 +57,7 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split) : net_(st
     }
     bool spatialInputs = true;
     for (int input : l.inputs) spatialInputs = spatialInputs && layout_[input] == Layout::kSpatial;
-    if (spatialInputs && runsSpatially(i)) {
+    if (spatialInputs && runsSpatially(i) && (sampleFrom <= 0 || i < sampleFrom)) {
       checkExtents(i);
       layout_[i] = l.kind == LayerKind::kGlobalAvgPool ? Layout::kReplicated : Layout::kSpatial;
     } else {

@@ -28,7 +28,9 @@ class SpatialNet final : public BatchExecutor {
 
   // Throws ConfigError naming the first layer whose extents the grid cannot split (a rank
   // would hold an empty block). `split` must outlive every backward pass through run().
-  SpatialNet(IrNet net, const parallel::SpatialSplit& split);
+  // `sampleFrom` > 0: layers from that index on run on whole samples even where they could
+  // run split (a per-layer plan's switch; the shuffle moves there).
+  SpatialNet(IrNet net, const parallel::SpatialSplit& split, int sampleFrom = 0);
 
   // The replica's whole batch in; this rank's block taken here. Loss layers hold their input,
   // as this rank computes the loss on it (spatial block or its samples).

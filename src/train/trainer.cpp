@@ -112,7 +112,7 @@ class Trainer {
         data_(loadData(o, model)), grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}), replica_(comm.rank() / grid_.spatial()),
         split_(spatialSplitOf(comm, grid_, model.inputShape().rank())), net_(model),
         dp_(comm, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay},
-            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_) : nullptr),
+            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, o.sampleFrom) : nullptr),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
@@ -275,6 +275,30 @@ class Trainer {
 };
 
 }  // namespace
+
+int planSampleSwitch(const std::vector<plan::LayerDistribution>& layers, const graph::Model& model) {
+  if (static_cast<int>(layers.size()) != model.size()) {
+    throw ConfigError(fmt::format("the plan has {} layers, model '{}' {}", layers.size(), model.name(), model.size()));
+  }
+  for (int i = 0; i < model.size(); ++i) {
+    if (layers[i].layer != model.layer(i).name) {
+      throw ConfigError(fmt::format("layer {} is '{}' in the plan but '{}' in model '{}'", i, layers[i].layer,
+                                    model.layer(i).name, model.name()));
+    }
+  }
+  const plan::Distribution& first = layers.front().distribution;
+  int switchAt = model.size();
+  for (int i = 1; i < model.size(); ++i) {
+    const plan::Distribution& d = layers[i].distribution;
+    if (switchAt == model.size() && d != first) switchAt = i;
+    if (i >= switchAt && d.spatial() > 1) {
+      throw ConfigError(fmt::format("layer '{}': the plan splits it {} after leaving {} at layer '{}'; train runs "
+                                    "one distribution, then whole samples, so far",
+                                    layers[i].layer, d.str(), first.str(), layers[switchAt].layer));
+    }
+  }
+  return switchAt;
+}
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
   if (g.pipeline * g.channel * g.filter != 1) {

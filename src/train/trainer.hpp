@@ -24,6 +24,9 @@ struct TrainOptions {
   // Data and spatial axes (data outermost, rank = replica x spatial ranks + spatial rank);
   // none: every rank a data replica.
   std::optional<plan::Grid> grid;
+  // A spatial grid's layers from this IR layer on run on whole samples (a per-layer plan's
+  // switch, planSampleSwitch); 0: from the first layer that needs whole samples.
+  int sampleFrom = 0;
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
   double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled
@@ -72,6 +75,12 @@ struct TrainReport {
   plan::TimeBreakdown time;
   std::vector<EpochReport> epochs;
 };
+
+// Where a per-layer plan (plan --per-layer --emit) leaves its first layer's distribution: the
+// first layer whose distribution differs. train runs a plan that keeps one distribution (the
+// grid) and then splits only samples (or replicates); ConfigError naming the first layer of
+// another shape, or a layer list that does not match the model.
+int planSampleSwitch(const std::vector<plan::LayerDistribution>& layers, const graph::Model& model);
 
 // `grid` if train can run it on `ranks` ranks for `model`; ConfigError naming what it cannot.
 plan::Grid checkGrid(const plan::Grid& grid, int ranks, const graph::Model& model);

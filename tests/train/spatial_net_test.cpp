@@ -67,6 +67,7 @@ std::vector<torch::Tensor> snapshot(IrNet& net) {
 struct ModelCase {
   std::string name;
   std::vector<std::int64_t> input;  // spatial extents
+  int sampleFrom = 0;               // a per-layer plan's switch to whole samples (0: the model's own)
 };
 
 // Both runs start from the same generator state: the same weights and the same dropout masks.
@@ -92,7 +93,7 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
 
   const parallel::SpatialSplit split{world, grid};
   IrNet net = freshNet(model);
-  SpatialNet spatial(net, split);
+  SpatialNet spatial(net, split, c.sampleFrom);
   for (int s = 0; s < kSteps; ++s) {
     const auto outputs = spatial.run(x.narrow(0, kBatch * s, kBatch));
     spatial.loss(outputs, data.labels.narrow(0, kBatch * s, kBatch)).backward();
@@ -103,6 +104,7 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
   for (int g : grid) where += (where.empty() ? "" : "x") + std::to_string(g);
   EXPECT_LT(maxRelative(snapshot(net), snapshot(serial)), 1e-9) << c.name << " on grid " << where << " ("
                                                                 << spatial.describe() << ")";
+  if (c.sampleFrom > 0) EXPECT_EQ(spatial.sampleStart(), c.sampleFrom) << spatial.describe();
 }
 
 TEST(SpatialNet, FiveStepsEqualOneRank) {
@@ -112,6 +114,8 @@ TEST(SpatialNet, FiveStepsEqualOneRank) {
   expectFiveStepsEqualOneRank({"small-cnn", {16 * ranks + 4, 18}}, rows);
   if (ranks == 4) expectFiveStepsEqualOneRank({"small-cnn", {36, 34}}, square);
   expectFiveStepsEqualOneRank({"lenet", {28, 28}}, square);
+  // A plan's earlier switch: LeNet's second convolution and all after it on whole samples.
+  expectFiveStepsEqualOneRank({"lenet", {28, 28}, 4}, square);
   expectFiveStepsEqualOneRank({"mesh-fcn", {32, 32}}, square);
   expectFiveStepsEqualOneRank({"cosmoflow", {16, 16, 16}}, {ranks, 1, 1});
   // ResNet-18 halves five times: 32 rows per rank along h.

@@ -4,11 +4,13 @@
 # --weights-out equal the one-rank run's within 1e-4 relative (float32) for small-cnn (global
 # pooling), LeNet (flatten: the shuffle to samples; dropout), the mesh FCN at 128^2 (strided and
 # transposed convolutions, per-position loss) and CosmoFlow at 32^3 (3-D, regression, dropout);
-# data=2 x h=2 on 4 ranks equals data=2 on 2 (batch-norm statistics are per replica in both).
+# a U-Net model file (tests/data/unet.yaml: skip connections by concat) on h=2 x w=2; data=2 x h=2
+# on 4 ranks equals data=2 on 2 (batch-norm statistics are per replica in both).
 # ResNet-18 at 64^2 in float32 is chaotic at this batch: one rank with 2 threads instead of 1
 # already differs by ~2e-2 after 5 steps, so there the grid must stay within twice that noise
 # (its exact equivalence, 1e-9 in float64, is tests/train/spatial_net_test.cpp's).
 # A grid finer than a layer ends every rank with one line naming the layer and exit 2.
+# plan --per-layer --emit's plans run as planned; plans train cannot run are refused.
 set -u
 paraxis=${1:?usage: spatial_train_test.sh PARAXIS MPIRUN [MPIRUN FLAGS...]}
 shift
@@ -69,6 +71,8 @@ equivalent "lenet w=2" 1e-4 0 --model lenet --batch-per-rank 4 -- 2 --model lene
 equivalent "mesh-fcn@128 h=2" 1e-4 0 --model mesh-fcn --input 128x128 --batch-per-rank 4 -- 2 --model mesh-fcn --input 128x128 --batch-per-rank 4 --grid h=2
 equivalent "cosmoflow@32 d=2" 1e-4 0 --model cosmoflow --input 32x32x32 --batch-per-rank 2 -- 2 --model cosmoflow --input 32x32x32 --batch-per-rank 2 --grid d=2
 equivalent "resnet18@64 h=2" noise 0 --model resnet18 --input 64x64 --batch-per-rank 4 -- 2 --model resnet18 --input 64x64 --batch-per-rank 4 --grid h=2
+unet="$(cd "$(dirname "$0")/../data" && pwd)/unet.yaml"
+equivalent "a U-Net model file, h=2xw=2" 1e-4 0 --model "$unet" --batch-per-rank 4 -- 4 --model "$unet" --batch-per-rank 4 --grid h=2xw=2
 equivalent "small-cnn data=2xh=2" 1e-4 2 --model small-cnn --input 32x32 --batch-per-rank 4 -- 4 --model small-cnn --input 32x32 --batch-per-rank 4 --grid data=2xh=2
 
 # A strategy file from plan --emit runs as it is, and the report names the strategy that ran.
@@ -81,6 +85,39 @@ if "$paraxis" plan --model small-cnn --gpus 2 --strategies spatial --emit "$work
 else
   fail "train --plan with plan's spatial strategy"
 fi
+
+# A per-layer plan (one sample per iteration: the convolutions split in space, the dense head
+# replicated) runs as planned: the grid is its first layer's, the shuffle where it switches.
+if "$paraxis" plan --model cosmoflow --input 32x32x32 --gpus 2 --global-batch 1 --per-layer --cluster local \
+     --emit "$work/layers.json" >/dev/null &&
+   python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["name"] == "per-layer" and len(s["layers"]) > 10, s' \
+     "$work/layers.json" &&
+   out=$("${mpirun[@]}" -np 2 "$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/layers.json" \
+     --iterations 4 --synthetic-samples 16 --threads 1) &&
+   grep -q "whole samples from layer 'flatten'" <<<"$out"; then
+  passed=$((passed + 1))
+else
+  fail "train --plan with plan --per-layer's plan: ${out:-}"
+fi
+# A plan for another model, and one that splits space again after its switch, are refused.
+python3 - "$work/layers.json" "$work/renamed.json" "$work/respatial.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["layers"][3]["layer"] = "conv9"
+json.dump(s, open(sys.argv[2], "w"))
+s = json.load(open(sys.argv[1]))
+first = dict(s["layers"][0])
+for l in s["layers"][5:]:
+    l.update({k: first[k] for k in ("sample", "depth", "height", "width", "replicas")})
+s["layers"][4].update({"sample": 2, "depth": 1, "height": 1, "width": 1, "replicas": 1})
+json.dump(s, open(sys.argv[3], "w"))
+PY
+err=$("$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/renamed.json" 2>&1 >/dev/null)
+if grep -qE "^paraxis: .*renamed.json: layer 3 is 'conv9' in the plan but '[^']+' in model" <<<"$err"; then
+  passed=$((passed + 1)); else fail "a plan for another model: $err"; fi
+err=$("$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/respatial.json" 2>&1 >/dev/null)
+if grep -qE "^paraxis: .*respatial.json: layer '[^']+': the plan splits it .* train runs one distribution" <<<"$err"; then
+  passed=$((passed + 1)); else fail "a plan that splits space after its switch: $err"; fi
 
 # small-cnn at 16x16 pools down to one row: two ranks cannot split it.
 err=$("${mpirun[@]}" -np 2 "$paraxis" train --model small-cnn --input 16x16 --grid h=2 --quiet 2>&1 >/dev/null)
