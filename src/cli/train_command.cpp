@@ -161,6 +161,8 @@ void addTrainCommand(CLI::App& app, Context& context) {
                 "data and spatial axes over the ranks, as plan prints them: data=2xh=2, h=2xw=2, d=2 (default: "
                 "data=<ranks>)")
       ->excludes(plan);
+  c->add_flag("--halo-overlap", o->train.haloOverlap,
+              "spatial grids: compute a block's interior while its halos travel (slower on shared memory here)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
   c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data (default 4096, fewer for large inputs: about 256 MiB)")->check(CLI::PositiveNumber);
   c->add_option("--batch-per-rank", o->train.batchPerRank,

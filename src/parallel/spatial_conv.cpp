@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "parallel/halo_conv.hpp"
 
 namespace paraxis::parallel {
 namespace {
@@ -59,6 +60,7 @@ std::vector<std::int64_t> convOutputExtents(const ConvSpec& spec, const std::vec
 torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight,
                           const torch::Tensor& bias, const ConvSpec& spec) {
   requireShapes(split, x, weight, spec);
+  if (haloConvApplies(split, weight, spec)) return haloConv(split, x, weight, bias, spec);
   const std::vector<std::int64_t> kernel(weight.sizes().begin() + 2, weight.sizes().end());
   const std::vector<WindowAxis> axes = axesOf(spec, kernel);
   std::vector<std::int64_t> inputShape{x.size(0), x.size(1)}, outputShape{x.size(0), weight.size(0)};

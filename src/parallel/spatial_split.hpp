@@ -22,6 +22,9 @@ namespace paraxis::parallel {
 struct SpatialSplit {
   comm::Communicator comm;
   std::vector<int> grid;
+  // Compute a block's interior while its halos travel, where the layer allows (halo_conv.hpp;
+  // measured slower on this machine, so off by default).
+  bool overlap = false;
 
   // This rank's [begin, end) along spatial dimension `dim` of a global extent.
   std::pair<std::int64_t, std::int64_t> block(int dim, std::int64_t extent) const;

@@ -95,11 +95,11 @@ std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& exe
 }
 
 // The spatial group of this rank's replica (ranks d*S .. d*S + S - 1) and its grid.
-parallel::SpatialSplit spatialSplitOf(const comm::Communicator& comm, const plan::Grid& g, int dims) {
+parallel::SpatialSplit spatialSplitOf(const comm::Communicator& comm, const plan::Grid& g, int dims, bool overlap) {
   if (g.spatial() == 1) return {};
   std::vector<int> grid{g.height, g.width};
   if (dims == 3) grid.insert(grid.begin(), g.depth);
-  return {comm.split(comm.rank() / g.spatial(), comm.rank()), grid};
+  return {comm.split(comm.rank() / g.spatial(), comm.rank()), grid, overlap};
 }
 
 // One run of runTraining: set up once, then epochs of steps, each step's times added to the
@@ -110,7 +110,7 @@ class Trainer {
       : comm_(comm), model_(model), o_(o), out_(out), threads_(configureTorchThreads(o.threads, comm.size())),
         seeded_((torch::manual_seed(o.seed), true)),  // identical initial weights on every rank
         data_(loadData(o, model)), grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}), replica_(comm.rank() / grid_.spatial()),
-        split_(spatialSplitOf(comm, grid_, model.inputShape().rank())), net_(model),
+        split_(spatialSplitOf(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
         dp_(comm, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay},
             grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, o.sampleFrom) : nullptr),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),

@@ -112,6 +112,16 @@ void expectConvEqualsOneRank(const ConvCase& c, const SpatialSplit& split, const
   EXPECT_LT(relative(groupSum(split, b.grad()), bias.grad()), 1e-5) << what << ": bias gradient";
 }
 
+// The window path, and the interior computed while the halos travel: on grids that split one
+// dimension, "same" stride-1 convolutions then take halo_conv's path, the rest the window path.
+void bothPaths(const ConvCase& c, const SpatialSplit& split, const std::string& where) {
+  for (bool overlap : {false, true}) {
+    SpatialSplit s = split;
+    s.overlap = overlap;
+    expectConvEqualsOneRank(c, s, where + (overlap ? ", halo overlap" : ""));
+  }
+}
+
 TEST(SpatialConv, TwoDimensionalMatchesOneRankOnEveryGrid) {
   const std::vector<ConvCase> cases{
       {"3x3", {2, 3, 13, 11}, 4, 3},
@@ -130,9 +140,7 @@ TEST(SpatialConv, TwoDimensionalMatchesOneRankOnEveryGrid) {
       {"transposed 2x2 stride 2", {1, 4, 6, 5}, 2, 2, 2, 0, 1, 2, true},
       {"transposed 3x3 stride 2, output padding", {1, 2, 6, 7}, 3, 3, 2, 1, 1, 1, true, 1},
   };
-  for (const ConvCase& c : cases) {
-    forEachSplit(2, [&](const SpatialSplit& split, const std::string& where) { expectConvEqualsOneRank(c, split, where); });
-  }
+  for (const ConvCase& c : cases) forEachSplit(2, [&](const SpatialSplit& split, const std::string& where) { bothPaths(c, split, where); });
 }
 
 TEST(SpatialConv, ThreeDimensionalMatchesOneRankOnEveryGrid) {
@@ -140,9 +148,7 @@ TEST(SpatialConv, ThreeDimensionalMatchesOneRankOnEveryGrid) {
                                     {"5x5x5", {1, 2, 11, 10, 10}, 2, 5},
                                     {"3x3x3 stride 2", {1, 2, 10, 9, 8}, 3, 3, 2},
                                     {"transposed 2x2x2 stride 2", {1, 2, 5, 4, 4}, 2, 2, 2, 0, 1, 1, true}};
-  for (const ConvCase& c : cases) {
-    forEachSplit(3, [&](const SpatialSplit& split, const std::string& where) { expectConvEqualsOneRank(c, split, where); });
-  }
+  for (const ConvCase& c : cases) forEachSplit(3, [&](const SpatialSplit& split, const std::string& where) { bothPaths(c, split, where); });
 }
 
 TEST(SpatialConv, AGridFinerThanTheTensorIsRefusedWithOneLine) {

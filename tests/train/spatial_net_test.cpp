@@ -104,7 +104,9 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
   for (int g : grid) where += (where.empty() ? "" : "x") + std::to_string(g);
   EXPECT_LT(maxRelative(snapshot(net), snapshot(serial)), 1e-9) << c.name << " on grid " << where << " ("
                                                                 << spatial.describe() << ")";
-  if (c.sampleFrom > 0) EXPECT_EQ(spatial.sampleStart(), c.sampleFrom) << spatial.describe();
+  if (c.sampleFrom > 0) {
+    EXPECT_EQ(spatial.sampleStart(), c.sampleFrom) << spatial.describe();
+  }
 }
 
 TEST(SpatialNet, FiveStepsEqualOneRank) {
