@@ -31,6 +31,7 @@ struct Options : ModelSource {
   bool json = false;
   GradientCommFlags gradientComm;
   std::string optimizer = "sgd";
+  std::string bnStatistics = "global";
 };
 
 // The strategy the run executed, in the strategy file's schema, so that `paraxis validate`
@@ -106,6 +107,10 @@ void run(Options& o, Context& context) {
   if (o.train.lrSchedule != "constant" && o.train.lrSchedule != "step" && o.train.lrSchedule != "cosine") {
     throw ConfigError(fmt::format("--lr-schedule: expected constant, step or cosine, found '{}'", o.train.lrSchedule));
   }
+  if (o.bnStatistics != "global" && o.bnStatistics != "local") {
+    throw ConfigError(fmt::format("--bn-statistics: expected global or local, found '{}'", o.bnStatistics));
+  }
+  o.train.localBatchNorm = o.bnStatistics == "local";
   o.train.comm = o.gradientComm.apply(o.train.comm);
   if (o.train.comm.negotiation == Negotiation::kCentralized) {
     throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
@@ -161,6 +166,8 @@ void addTrainCommand(CLI::App& app, Context& context) {
                 "data and spatial axes over the ranks, as plan prints them: data=2xh=2, h=2xw=2, d=2 (default: "
                 "data=<ranks>)")
       ->excludes(plan);
+  c->add_option("--bn-statistics", o->bnStatistics,
+                 "spatial grids: batch-norm statistics over the spatial group (global, default) or each block (local)");
   c->add_flag("--halo-overlap", o->train.haloOverlap,
               "spatial grids: compute a block's interior while its halos travel (slower on shared memory here)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");

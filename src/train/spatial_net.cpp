@@ -36,8 +36,8 @@ bool isLoss(LayerKind k) { return k == LayerKind::kSoftmaxLoss || k == LayerKind
 
 }  // namespace
 
-SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, int sampleFrom)
-    : net_(std::move(net)), split_(split) {
+SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, SpatialOptions options)
+    : net_(std::move(net)), split_(split), options_(options) {
   const graph::Model& model = net_->model();
   if (model.inputShape().rank() != static_cast<int>(split.grid.size())) {
     throw ConfigError(fmt::format("model '{}' takes {}-D samples ({}); a spatial grid of {} splits {} dimensions",
@@ -57,7 +57,7 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, int sampl
     }
     bool spatialInputs = true;
     for (int input : l.inputs) spatialInputs = spatialInputs && layout_[input] == Layout::kSpatial;
-    if (spatialInputs && runsSpatially(i) && (sampleFrom <= 0 || i < sampleFrom)) {
+    if (spatialInputs && runsSpatially(i) && (options_.sampleFrom <= 0 || i < options_.sampleFrom)) {
       checkExtents(i);
       layout_[i] = l.kind == LayerKind::kGlobalAvgPool ? Layout::kReplicated : Layout::kSpatial;
     } else {
@@ -115,7 +115,8 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
       return parallel::spatialConv(split_, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
     }
     case LayerKind::kBatchNorm: {
-      if (!net_->is_training()) return net_->applyLayer(index, outputs);  // running statistics: local
+      // Running statistics (evaluation) and local statistics: torch's batch-norm on the block.
+      if (!net_->is_training() || options_.localBatchNorm) return net_->applyLayer(index, outputs);
       const auto& a = l.as<graph::BatchNormAttrs>();
       if (torch::Tensor tracked = buffer(*m, "num_batches_tracked"); tracked.defined()) {
         torch::NoGradGuard noGrad;

@@ -22,15 +22,22 @@
 
 namespace paraxis::train {
 
+struct SpatialOptions {
+  // > 0: layers from this IR index on run on whole samples even where they could run split
+  // (a per-layer plan's switch; the shuffle moves there).
+  int sampleFrom = 0;
+  // Batch-norm statistics of each rank's block alone (Distconv's local option: no
+  // communication, statistics of fewer cells) instead of the whole group's.
+  bool localBatchNorm = false;
+};
+
 class SpatialNet final : public BatchExecutor {
  public:
   enum class Layout : std::uint8_t { kSpatial, kReplicated, kSamples };
 
   // Throws ConfigError naming the first layer whose extents the grid cannot split (a rank
   // would hold an empty block). `split` must outlive every backward pass through run().
-  // `sampleFrom` > 0: layers from that index on run on whole samples even where they could
-  // run split (a per-layer plan's switch; the shuffle moves there).
-  SpatialNet(IrNet net, const parallel::SpatialSplit& split, int sampleFrom = 0);
+  SpatialNet(IrNet net, const parallel::SpatialSplit& split, SpatialOptions options = {});
 
   // The replica's whole batch in; this rank's block taken here. Loss layers hold their input,
   // as this rank computes the loss on it (spatial block or its samples).
@@ -64,6 +71,7 @@ class SpatialNet final : public BatchExecutor {
 
   IrNet net_;
   const parallel::SpatialSplit& split_;
+  SpatialOptions options_;
   std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)
   std::vector<int> losses_;
   std::vector<torch::Tensor> converted_;  // per layer: its output shuffled to samples, in this run

@@ -112,7 +112,7 @@ class Trainer {
         data_(loadData(o, model)), grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}), replica_(comm.rank() / grid_.spatial()),
         split_(spatialSplitOf(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
         dp_(comm, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay},
-            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, o.sampleFrom) : nullptr),
+            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, SpatialOptions{o.sampleFrom, o.localBatchNorm}) : nullptr),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();

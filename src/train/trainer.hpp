@@ -28,6 +28,7 @@ struct TrainOptions {
   // switch, planSampleSwitch); 0: from the first layer that needs whole samples.
   int sampleFrom = 0;
   bool haloOverlap = false;  // compute a block's interior while its halos travel (halo_conv.hpp)
+  bool localBatchNorm = false;  // spatial grids: batch-norm statistics of each block alone
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
   double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled

@@ -16,5 +16,6 @@ expect_error "grid h=2 needs 2 ranks but 1 were started" train --model small-cnn
 expect_error "grid filter=2: train runs the data and spatial axes so far" train --grid filter=2
 expect_error "grid d=2: model 'lenet' takes 1x28x28 samples; a spatial axis needs" train --grid d=2
 expect_error "--grid" train --grid h=2 --plan some.json
-expect_error "grid" train --grid h=two
+expect_error "--grid: grid 'h=two': cannot read 'h=two'" train --grid h=two
+expect_error "--bn-statistics: expected global or local, found 'batch'" train --bn-statistics batch
 finish

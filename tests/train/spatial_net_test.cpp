@@ -93,7 +93,7 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
 
   const parallel::SpatialSplit split{world, grid};
   IrNet net = freshNet(model);
-  SpatialNet spatial(net, split, c.sampleFrom);
+  SpatialNet spatial(net, split, {.sampleFrom = c.sampleFrom});
   for (int s = 0; s < kSteps; ++s) {
     const auto outputs = spatial.run(x.narrow(0, kBatch * s, kBatch));
     spatial.loss(outputs, data.labels.narrow(0, kBatch * s, kBatch)).backward();

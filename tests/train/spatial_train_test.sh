@@ -75,6 +75,16 @@ unet="$(cd "$(dirname "$0")/../data" && pwd)/unet.yaml"
 equivalent "a U-Net model file, h=2xw=2" 1e-4 0 --model "$unet" --batch-per-rank 4 -- 4 --model "$unet" --batch-per-rank 4 --grid h=2xw=2
 equivalent "small-cnn data=2xh=2" 1e-4 2 --model small-cnn --input 32x32 --batch-per-rank 4 -- 4 --model small-cnn --input 32x32 --batch-per-rank 4 --grid data=2xh=2
 
+# Local batch-norm statistics (each block's own) train, and differ from the group's.
+if weights "$work/local.bin" 2 --threads 1 --model small-cnn --input 32x32 --batch-per-rank 4 --grid h=2 \
+     --bn-statistics local && weights "$work/global.bin" 2 --threads 1 --model small-cnn --input 32x32 \
+     --batch-per-rank 4 --grid h=2 &&
+   python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1e-3 else 1)" "$(difference "$work/global.bin" "$work/local.bin")"; then
+  passed=$((passed + 1))
+else
+  fail "--bn-statistics local"
+fi
+
 # A strategy file from plan --emit runs as it is, and the report names the strategy that ran.
 if "$paraxis" plan --model small-cnn --gpus 2 --strategies spatial --emit "$work/spatial.json" >/dev/null &&
    "${mpirun[@]}" -np 2 "$paraxis" train --model small-cnn --plan "$work/spatial.json" --iterations 4 \

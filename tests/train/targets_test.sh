@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Models whose loss is not one class per sample train too, and learn: CosmoFlow (3-D
 # regression, mse_loss) data-parallel on 2 ranks, and the mesh FCN (a class per output
-# position, softmax_loss) on one. Synthetic data carries a learnable signal for each.
+# position, softmax_loss) on one; both again split spatially over 2 ranks (d=2, h=2).
+# Synthetic data carries a learnable signal for each.
 set -u
 paraxis=${1:?usage: targets_test.sh PARAXIS MPIRUN [MPIRUN FLAGS...]}
 shift
@@ -35,6 +36,22 @@ if "$paraxis" train --model mesh-fcn --input 32x32 --epochs 2 --batch-per-rank 8
     'e[-1]["train_loss"] < e[0]["train_loss"] and e[-1]["test_accuracy"] > 0.8 > e[0]["test_accuracy"] - 0.2'
 else
   echo "FAIL: mesh-fcn did not train"; failures=$((failures + 1))
+fi
+
+if "$@" -np 2 "$paraxis" train --model cosmoflow --input 32x32x32 --epochs 3 --batch-per-rank 4 --lr 0.002 \
+     --synthetic-samples 64 --threads 1 --quiet --grid d=2 --report "$work/cosmoflow-d2.json" >/dev/null; then
+  check "cosmoflow on d=2: regression loss falls" "$work/cosmoflow-d2.json" \
+    'e[-1]["train_loss"] < e[0]["train_loss"] and e[-1]["test_loss"] < e[0]["test_loss"]'
+else
+  echo "FAIL: cosmoflow did not train on d=2"; failures=$((failures + 1))
+fi
+
+if "$@" -np 2 "$paraxis" train --model mesh-fcn --input 32x32 --epochs 2 --batch-per-rank 8 --lr 0.05 \
+     --synthetic-samples 128 --threads 1 --quiet --grid h=2 --report "$work/mesh-h2.json" >/dev/null; then
+  check "mesh-fcn on h=2: per-position loss falls, accuracy over positions rises" "$work/mesh-h2.json" \
+    'e[-1]["train_loss"] < e[0]["train_loss"] and e[-1]["test_accuracy"] > 0.8 > e[0]["test_accuracy"] - 0.2'
+else
+  echo "FAIL: mesh-fcn did not train on h=2"; failures=$((failures + 1))
 fi
 
 echo "$passed passed, $failures failed"
