@@ -84,7 +84,11 @@ void applyPlan(const std::string& path, int ranks, const graph::Model& model, tr
   // The plan's layers against the model first: a plan for another model is that, whatever
   // the rank count.
   try {
-    if (!s.layers.empty()) t.sampleFrom = train::planSampleSwitch(s.layers, model);
+    if (!s.layers.empty()) {
+      const train::PlanExecution e = train::planExecution(s.layers, model);
+      t.sampleFrom = e.sampleFrom;
+      t.layerGrids = e.layerGrids;
+    }
     train::checkGrid(s.grid, ranks, model);
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", path, e.what()));

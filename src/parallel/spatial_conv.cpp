@@ -60,7 +60,8 @@ std::vector<std::int64_t> convOutputExtents(const ConvSpec& spec, const std::vec
 torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight,
                           const torch::Tensor& bias, const ConvSpec& spec) {
   requireShapes(split, x, weight, spec);
-  if (haloConvApplies(split, weight, spec)) return haloConv(split, x, weight, bias, spec);
+  const bool regrids = spec.inputSplit != nullptr && spec.inputSplit->grid != split.grid;
+  if (!regrids && haloConvApplies(split, weight, spec)) return haloConv(split, x, weight, bias, spec);
   const std::vector<std::int64_t> kernel(weight.sizes().begin() + 2, weight.sizes().end());
   const std::vector<WindowAxis> axes = axesOf(spec, kernel);
   std::vector<std::int64_t> inputShape{x.size(0), x.size(1)}, outputShape{x.size(0), weight.size(0)};
@@ -74,7 +75,7 @@ torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, con
   }
   const Placement placement = windowPlacement(
       split, inputShape, {outputShape.begin() + 2, outputShape.end()},
-      [&](int i, Range out) { return axes[static_cast<std::size_t>(i)].inputOf(out); }, 0.0);
+      [&](int i, Range out) { return axes[static_cast<std::size_t>(i)].inputOf(out); }, 0.0, spec.inputSplit);
   const torch::Tensor window = redistribute(split.comm, x, placement);
   const c10::optional<torch::Tensor> b = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
   if (!spec.transposed) return at::convolution(window, weight, b, stride, zeros, dilation, false, zeros, spec.groups);

@@ -23,6 +23,7 @@ struct ConvSpec {
   std::vector<std::int64_t> outputPadding;  // transposed only; empty: 0
   std::int64_t groups = 1;
   bool transposed = false;
+  const SpatialSplit* inputSplit = nullptr;  // the grid x's blocks lie on, when not the output's
 };
 
 // The global output's spatial extents (torch's rule).

@@ -169,13 +169,26 @@ torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, con
   const bool max = spec.kind == PoolKind::kMax;
   const Placement placement = windowPlacement(
       split, inputShape, outputExtents, [&](int i, Range out) { return axes[static_cast<std::size_t>(i)].inputOf(out); },
-      max ? -std::numeric_limits<double>::infinity() : 0.0);
+      max ? -std::numeric_limits<double>::infinity() : 0.0, spec.inputSplit);
   const torch::Tensor window = redistribute(split.comm, x, placement);
   const std::vector<std::int64_t> zeros(axes.size(), 0);
   if (axes.size() == 3) {
     return max ? torch::max_pool3d(window, spec.kernel, spec.stride, zeros) : torch::avg_pool3d(window, spec.kernel, spec.stride, zeros);
   }
   return max ? torch::max_pool2d(window, spec.kernel, spec.stride, zeros) : torch::avg_pool2d(window, spec.kernel, spec.stride, zeros);
+}
+
+torch::Tensor regrid(const SpatialSplit& from, const SpatialSplit& to, const torch::Tensor& x,
+                     const std::vector<std::int64_t>& extents) {
+  std::vector<std::int64_t> shape{x.size(0), x.size(1)};
+  shape.insert(shape.end(), extents.begin(), extents.end());
+  requireBlocks(to, extents, "regrid");
+  Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
+  for (int q = 0; q < to.comm.size(); ++q) {
+    p.owned.push_back(from.blockBox(q, shape));
+    p.needed.push_back(to.blockBox(q, shape));
+  }
+  return redistribute(to.comm, x, p);
 }
 
 Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples) {

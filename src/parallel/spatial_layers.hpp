@@ -33,11 +33,17 @@ struct PoolSpec {
   std::vector<std::int64_t> kernel;   // per spatial dimension
   std::vector<std::int64_t> stride;
   std::vector<std::int64_t> padding;
+  const SpatialSplit* inputSplit = nullptr;  // the grid x's blocks lie on, when not the output's
 };
 
 // Max or average pooling (torch's padding rules; no ceil mode) whose windows may cross
 // blocks: the window of this rank's output block is gathered first, as for a convolution.
 torch::Tensor spatialPool(const SpatialSplit& split, const torch::Tensor& x, const PoolSpec& spec);
+
+// The same tensor on another grid of the same group (a per-layer plan's change of spatial
+// distribution): one all-to-all-v, its time counted as a shuffle.
+torch::Tensor regrid(const SpatialSplit& from, const SpatialSplit& to, const torch::Tensor& x,
+                     const std::vector<std::int64_t>& extents);
 
 // The samples rank `rank` of the group holds once a batch of `samples` is split by sample.
 Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples);

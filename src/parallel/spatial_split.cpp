@@ -95,15 +95,17 @@ void requireBlocks(const SpatialSplit& split, const std::vector<std::int64_t>& e
 }
 
 Placement windowPlacement(const SpatialSplit& split, const std::vector<std::int64_t>& inputShape,
-                          const std::vector<std::int64_t>& outputExtents, const WindowRule& rule, double fill) {
+                          const std::vector<std::int64_t>& outputExtents, const WindowRule& rule, double fill,
+                          const SpatialSplit* inputSplit) {
+  const SpatialSplit& owner = inputSplit != nullptr ? *inputSplit : split;
   const std::vector<std::int64_t> inputExtents(inputShape.begin() + 2, inputShape.end());
-  requireBlocks(split, inputExtents, "input");
+  requireBlocks(owner, inputExtents, "input");
   requireBlocks(split, outputExtents, "output");
   Placement p{inputShape, {}, {}, fill};
   std::vector<std::int64_t> outputShape{inputShape[0], inputShape[1]};
   outputShape.insert(outputShape.end(), outputExtents.begin(), outputExtents.end());
   for (int q = 0; q < split.comm.size(); ++q) {
-    p.owned.push_back(split.blockBox(q, inputShape));
+    p.owned.push_back(owner.blockBox(q, inputShape));
     const Box out = split.blockBox(q, outputShape);
     Box needed{p.owned.back()[0], p.owned.back()[1]};
     for (int i = 0; i < static_cast<int>(split.grid.size()); ++i) needed.push_back(rule(i, out[i + 2]));

@@ -67,8 +67,10 @@ using WindowRule = std::function<Range(int dim, Range output)>;
 // Owned: each rank's block of the input [N, C, spatial...]; needed: the window of its block of
 // an output with `outputExtents`; cells past the input's edge read as `fill`. Throws
 // ConfigError when an extent leaves a rank an empty block (the grid is finer than the tensor).
+// `inputSplit` (null: `split`) is the grid the input's blocks lie on when a layer changes grids.
 Placement windowPlacement(const SpatialSplit& split, const std::vector<std::int64_t>& inputShape,
-                          const std::vector<std::int64_t>& outputExtents, const WindowRule& rule, double fill);
+                          const std::vector<std::int64_t>& outputExtents, const WindowRule& rule, double fill,
+                          const SpatialSplit* inputSplit = nullptr);
 
 // ConfigError unless every rank has a non-empty block of `extents` (spatial only).
 void requireBlocks(const SpatialSplit& split, const std::vector<std::int64_t>& extents, const char* what);

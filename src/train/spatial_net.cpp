@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
 #include "parallel/spatial_conv.hpp"
@@ -43,6 +45,19 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, SpatialOp
     throw ConfigError(fmt::format("model '{}' takes {}-D samples ({}); a spatial grid of {} splits {} dimensions",
                                   model.name(), model.inputShape().rank(), model.inputShape().str(),
                                   fmt::join(split.grid, "x"), split.grid.size()));
+  }
+  if (!options_.layerGrids.empty() && static_cast<int>(options_.layerGrids.size()) != model.size()) {
+    throw ConfigError(fmt::format("model '{}': {} layer grids for {} layers", model.name(), options_.layerGrids.size(),
+                                  model.size()));
+  }
+  for (int i = 0; i < model.size(); ++i) {
+    const std::vector<int>& grid = options_.layerGrids.empty() ? split.grid : options_.layerGrids[i];
+    const auto same = std::find_if(grids_.begin(), grids_.end(), [&](const auto& g) { return g.grid == grid; });
+    splitOf_.push_back(same != grids_.end() ? &*same : &grids_.emplace_back(parallel::SpatialSplit{split.comm, grid, split.overlap}));
+    if (splitOf_.back()->ranks() != split.comm.size()) {
+      throw ConfigError(fmt::format("layer '{}': a grid of {} ranks on a group of {}", model.layer(i).name,
+                                    splitOf_.back()->ranks(), split.comm.size()));
+    }
   }
   layout_.assign(model.size(), Layout::kSpatial);
   converted_.resize(model.size());
@@ -90,17 +105,20 @@ void SpatialNet::checkExtents(int index) const {
   const Layer& l = model.layer(index);
   const std::string what = fmt::format("layer '{}' ({})", l.name, graph::kindName(l.kind));
   const auto spatialOf = [](const graph::TensorShape& s) { return std::vector<std::int64_t>(s.spatial.begin(), s.spatial.end()); };
-  for (int input : l.inputs) parallel::requireBlocks(split_, spatialOf(model.layer(input).output), what.c_str());
-  if (l.kind != LayerKind::kGlobalAvgPool) parallel::requireBlocks(split_, spatialOf(l.output), what.c_str());
+  for (int input : l.inputs) parallel::requireBlocks(splitOf(input), spatialOf(model.layer(input).output), what.c_str());
+  if (l.kind != LayerKind::kGlobalAvgPool) parallel::requireBlocks(splitOf(index), spatialOf(l.output), what.c_str());
 }
 
 torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tensor>& outputs) {
   const Layer& l = net_->model().layer(index);
-  const torch::Tensor& x = outputs[l.inputs.front()];
+  const int source = l.inputs.front();
+  const torch::Tensor& x = outputs[source];
   const std::shared_ptr<torch::nn::Module> m = net_->layerModule(index);
-  const graph::TensorShape& in = net_->model().layer(l.inputs.front()).output;
+  const graph::TensorShape& in = net_->model().layer(source).output;
   const std::vector<std::int64_t> extents(in.spatial.begin(), in.spatial.end());
   const std::size_t dims = extents.size();
+  const parallel::SpatialSplit& split = splitOf(index);
+  const parallel::SpatialSplit* from = splitOf(source).grid == split.grid ? nullptr : &splitOf(source);
   switch (l.kind) {
     case LayerKind::kConv:
     case LayerKind::kDeconv: {
@@ -111,32 +129,49 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
                                     perDimension(a.dilation, dims),
                                     perDimension(a.outputPadding, dims),
                                     a.groups,
-                                    l.kind == LayerKind::kDeconv};
-      return parallel::spatialConv(split_, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
-    }
-    case LayerKind::kBatchNorm: {
-      // Running statistics (evaluation) and local statistics: torch's batch-norm on the block.
-      if (!net_->is_training() || options_.localBatchNorm) return net_->applyLayer(index, outputs);
-      const auto& a = l.as<graph::BatchNormAttrs>();
-      if (torch::Tensor tracked = buffer(*m, "num_batches_tracked"); tracked.defined()) {
-        torch::NoGradGuard noGrad;
-        tracked.add_(1);  // as torch's batch-norm counts its training steps
-      }
-      return parallel::spatialBatchNorm(split_, x, parameter(*m, "weight"), parameter(*m, "bias"),
-                                        buffer(*m, "running_mean"), buffer(*m, "running_var"), {a.momentum, a.eps});
+                                    l.kind == LayerKind::kDeconv,
+                                    from};
+      return parallel::spatialConv(split, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
     }
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {
       const auto& a = l.as<graph::PoolAttrs>();
       return parallel::spatialPool(
-          split_, x,
+          split, x,
           {l.kind == LayerKind::kMaxPool ? parallel::PoolKind::kMax : parallel::PoolKind::kAverage, extents,
            perDimension(a.kernel, dims), perDimension(a.stride.empty() ? a.kernel : a.stride, dims),
-           perDimension(a.padding, dims)});
+           perDimension(a.padding, dims), from});
     }
-    case LayerKind::kGlobalAvgPool: return parallel::spatialGlobalAvgPool(split_, x);
-    default: return net_->applyLayer(index, outputs);
+    case LayerKind::kGlobalAvgPool: return parallel::spatialGlobalAvgPool(splitOf(source), x);
+    default: return applyOnGrid(index, outputs);
   }
+}
+
+torch::Tensor SpatialNet::applyOnGrid(int index, const std::vector<torch::Tensor>& outputs) {
+  const Layer& l = net_->model().layer(index);
+  const parallel::SpatialSplit& split = splitOf(index);
+  std::vector<torch::Tensor> regridded;  // a copy of the handles only where some input changes grid
+  for (int input : l.inputs) {
+    if (splitOf(input).grid == split.grid) continue;
+    if (regridded.empty()) regridded = outputs;
+    const graph::TensorShape& shape = net_->model().layer(input).output;
+    regridded[input] = parallel::regrid(splitOf(input), split, outputs[input],
+                                        std::vector<std::int64_t>(shape.spatial.begin(), shape.spatial.end()));
+  }
+  const std::vector<torch::Tensor>& in = regridded.empty() ? outputs : regridded;
+  if (l.kind == LayerKind::kDropout) return dropout(index, in[l.inputs.front()], in.front().size(0));
+  if (l.kind != LayerKind::kBatchNorm || !net_->is_training() || options_.localBatchNorm) {
+    // Running statistics (evaluation) and local statistics: torch's batch-norm on the block.
+    return net_->applyLayer(index, in);
+  }
+  const std::shared_ptr<torch::nn::Module> m = net_->layerModule(index);
+  const auto& a = l.as<graph::BatchNormAttrs>();
+  if (torch::Tensor tracked = buffer(*m, "num_batches_tracked"); tracked.defined()) {
+    torch::NoGradGuard noGrad;
+    tracked.add_(1);  // as torch's batch-norm counts its training steps
+  }
+  return parallel::spatialBatchNorm(split, in[l.inputs.front()], parameter(*m, "weight"), parameter(*m, "bias"),
+                                    buffer(*m, "running_mean"), buffer(*m, "running_var"), {a.momentum, a.eps});
 }
 
 torch::Tensor SpatialNet::toSamples(int source, const std::vector<torch::Tensor>& outputs) {
@@ -144,7 +179,7 @@ torch::Tensor SpatialNet::toSamples(int source, const std::vector<torch::Tensor>
   const graph::TensorShape& shape = net_->model().layer(source).output;
   switch (layout_[source]) {
     case Layout::kSpatial:
-      converted_[source] = parallel::spatialToSamples(split_, outputs[source],
+      converted_[source] = parallel::spatialToSamples(splitOf(source), outputs[source],
                                                       std::vector<std::int64_t>(shape.spatial.begin(), shape.spatial.end()));
       break;
     case Layout::kReplicated: converted_[source] = parallel::replicatedToSamples(split_, outputs[source]); break;
@@ -159,14 +194,14 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
   std::fill(converted_.begin(), converted_.end(), torch::Tensor());
   comm_ = {};
   parallel::setCommTimeSink(&comm_.forward);
-  outputs[0] = split_.local(batch);
+  outputs[0] = splitOf(0).local(batch);
   for (int i = 1; i < model.size(); ++i) {
     net_->beforeLayer(i);
     const Layer& l = model.layer(i);
     if (isLoss(l.kind)) {
       outputs[i] = layout_[i] == Layout::kSamples ? toSamples(l.inputs.front(), outputs) : outputs[l.inputs.front()];
     } else if (layout_[i] != Layout::kSamples) {
-      outputs[i] = l.kind == LayerKind::kDropout ? dropout(i, outputs[l.inputs.front()], batch.size(0)) : applySpatial(i, outputs);
+      outputs[i] = applySpatial(i, outputs);
     } else {
       for (int input : l.inputs) toSamples(input, outputs);
       outputs[i] = converted_[i] = l.kind == LayerKind::kDropout ? dropout(i, converted_[l.inputs.front()], batch.size(0))
@@ -184,11 +219,12 @@ torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x, std::int64_
   std::vector<std::int64_t> global{samples, shape.channels};
   global.insert(global.end(), shape.spatial.begin(), shape.spatial.end());
   const torch::Tensor mask = torch::empty(global, x.options()).bernoulli_(1 - p).div_(1 - p);
-  return x * targetPart(mask, layout_[index]);
+  return x * targetPart(mask, layout_[index], splitOf(index));
 }
 
-torch::Tensor SpatialNet::targetPart(const torch::Tensor& target, Layout layout) const {
-  if (layout == Layout::kSpatial) return split_.local(target);
+torch::Tensor SpatialNet::targetPart(const torch::Tensor& target, Layout layout,
+                                   const parallel::SpatialSplit& split) const {
+  if (layout == Layout::kSpatial) return split.local(target);
   const parallel::Range mine = parallel::sampleRange(split_, split_.comm.rank(), target.size(0));
   return target.narrow(0, mine.begin, mine.size());
 }
@@ -202,7 +238,7 @@ torch::Tensor SpatialNet::loss(const std::vector<torch::Tensor>& outputs, const 
     const Layer& l = net_->model().layer(index);
     const graph::TensorShape& in = net_->model().layer(l.inputs.front()).output;
     const torch::Tensor& x = outputs[index];
-    const torch::Tensor t = targetPart(target, layout_[index]);
+    const torch::Tensor t = targetPart(target, layout_[index], splitOf(l.inputs.front()));
     // The replica's mean is over every sample (and position, for a per-position softmax) of
     // its batch; this rank holds part of them and the engine averages over the group.
     const bool softmax = l.kind == LayerKind::kSoftmaxLoss;
@@ -220,7 +256,8 @@ torch::Tensor SpatialNet::prediction(const std::vector<torch::Tensor>& outputs) 
 }
 
 torch::Tensor SpatialNet::targetPart(const torch::Tensor& target) {
-  return targetPart(target, losses_.empty() ? Layout::kSamples : layout_[losses_.back()]);
+  if (losses_.empty()) return targetPart(target, Layout::kSamples, split_);
+  return targetPart(target, layout_[losses_.back()], splitOf(net_->model().layer(losses_.back()).inputs.front()));
 }
 
 double SpatialNet::replicaLoss(double local) {
@@ -238,8 +275,14 @@ int SpatialNet::sampleStart() const {
 std::string SpatialNet::describe() const {
   const graph::Model& model = net_->model();
   const int start = sampleStart();
-  if (start == model.size()) return "spatial throughout";
-  return fmt::format("spatial through layer '{}', whole samples from layer '{}'", model.layer(start - 1).name,
+  std::string grids;
+  if (grids_.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& g : grids_) names.push_back(g.str());
+    grids = fmt::format(" on grids {} (regridded where the plan changes them)", fmt::join(names, ", "));
+  }
+  if (start == model.size()) return "spatial throughout" + grids;
+  return fmt::format("spatial through layer '{}'{}, whole samples from layer '{}'", model.layer(start - 1).name, grids,
                      model.layer(start).name);
 }
 

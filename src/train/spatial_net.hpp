@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct SpatialOptions {
   // Batch-norm statistics of each rank's block alone (Distconv's local option: no
   // communication, statistics of fewer cells) instead of the whole group's.
   bool localBatchNorm = false;
+  // Per IR layer, the spatial grid of its output over the same group (a per-layer plan that
+  // changes grids: the tensor is regridded, or the windowed layer reads across grids); empty:
+  // the split's grid throughout.
+  std::vector<std::vector<int>> layerGrids;
 };
 
 class SpatialNet final : public BatchExecutor {
@@ -63,15 +68,20 @@ class SpatialNet final : public BatchExecutor {
   bool runsSpatially(int index) const;
   void checkExtents(int index) const;
   torch::Tensor applySpatial(int index, const std::vector<torch::Tensor>& outputs);
+  // The inputs of a non-windowed layer on its own grid (regridded where a plan changes grids).
+  torch::Tensor applyOnGrid(int index, const std::vector<torch::Tensor>& outputs);
+  const parallel::SpatialSplit& splitOf(int layer) const { return *splitOf_.at(layer); }
   torch::Tensor toSamples(int source, const std::vector<torch::Tensor>& outputs);
   // Dropout draws the replica batch's whole mask on every rank and keeps this rank's part, so a
   // sample's mask does not depend on how the batch is split (it equals a one-rank run's).
   torch::Tensor dropout(int index, const torch::Tensor& x, std::int64_t samples) const;
-  torch::Tensor targetPart(const torch::Tensor& target, Layout layout) const;
+  torch::Tensor targetPart(const torch::Tensor& target, Layout layout, const parallel::SpatialSplit& split) const;
 
   IrNet net_;
   const parallel::SpatialSplit& split_;
   SpatialOptions options_;
+  std::deque<parallel::SpatialSplit> grids_;  // one per distinct grid (stable addresses: backward holds them)
+  std::vector<const parallel::SpatialSplit*> splitOf_;  // per layer's output
   std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)
   std::vector<int> losses_;
   std::vector<torch::Tensor> converted_;  // per layer: its output shuffled to samples, in this run

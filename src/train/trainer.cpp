@@ -112,7 +112,7 @@ class Trainer {
         data_(loadData(o, model)), grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}), replica_(comm.rank() / grid_.spatial()),
         split_(spatialSplitOf(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
         dp_(comm, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay},
-            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, SpatialOptions{o.sampleFrom, o.localBatchNorm}) : nullptr),
+            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, SpatialOptions{o.sampleFrom, o.localBatchNorm, o.layerGrids}) : nullptr),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
@@ -276,7 +276,7 @@ class Trainer {
 
 }  // namespace
 
-int planSampleSwitch(const std::vector<plan::LayerDistribution>& layers, const graph::Model& model) {
+PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, const graph::Model& model) {
   if (static_cast<int>(layers.size()) != model.size()) {
     throw ConfigError(fmt::format("the plan has {} layers, model '{}' {}", layers.size(), model.name(), model.size()));
   }
@@ -287,17 +287,22 @@ int planSampleSwitch(const std::vector<plan::LayerDistribution>& layers, const g
     }
   }
   const plan::Distribution& first = layers.front().distribution;
-  int switchAt = model.size();
-  for (int i = 1; i < model.size(); ++i) {
+  const auto gridOf = [&](const plan::Distribution& d) {
+    return model.inputShape().rank() == 3 ? std::vector<int>{d.depth, d.height, d.width} : std::vector<int>{d.height, d.width};
+  };
+  PlanExecution e{model.size(), {}};
+  for (int i = 0; i < model.size(); ++i) {
     const plan::Distribution& d = layers[i].distribution;
-    if (switchAt == model.size() && d != first) switchAt = i;
-    if (i >= switchAt && d.spatial() > 1) {
+    const bool sameSplit = d.sample == first.sample && d.replicas == 1 && d.spatial() == first.spatial();
+    if (e.sampleFrom == model.size() && !sameSplit) e.sampleFrom = i;
+    if (i >= e.sampleFrom && d.spatial() > 1) {
       throw ConfigError(fmt::format("layer '{}': the plan splits it {} after leaving {} at layer '{}'; train runs "
-                                    "one distribution, then whole samples, so far",
-                                    layers[i].layer, d.str(), first.str(), layers[switchAt].layer));
+                                    "spatial grids of the first layer's rank count, then whole samples, so far",
+                                    layers[i].layer, d.str(), first.str(), layers[e.sampleFrom].layer));
     }
+    e.layerGrids.push_back(i < e.sampleFrom ? gridOf(d) : gridOf(first));
   }
-  return switchAt;
+  return e;
 }
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {

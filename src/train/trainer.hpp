@@ -25,8 +25,9 @@ struct TrainOptions {
   // none: every rank a data replica.
   std::optional<plan::Grid> grid;
   // A spatial grid's layers from this IR layer on run on whole samples (a per-layer plan's
-  // switch, planSampleSwitch); 0: from the first layer that needs whole samples.
+  // switch, planExecution); 0: from the first layer that needs whole samples.
   int sampleFrom = 0;
+  std::vector<std::vector<int>> layerGrids;  // a per-layer plan's spatial grid of each layer (empty: the grid's)
   bool haloOverlap = false;  // compute a block's interior while its halos travel (halo_conv.hpp)
   bool localBatchNorm = false;  // spatial grids: batch-norm statistics of each block alone
   int epochs = 1;
@@ -78,11 +79,16 @@ struct TrainReport {
   std::vector<EpochReport> epochs;
 };
 
-// Where a per-layer plan (plan --per-layer --emit) leaves its first layer's distribution: the
-// first layer whose distribution differs. train runs a plan that keeps one distribution (the
-// grid) and then splits only samples (or replicates); ConfigError naming the first layer of
-// another shape, or a layer list that does not match the model.
-int planSampleSwitch(const std::vector<plan::LayerDistribution>& layers, const graph::Model& model);
+// How train runs a per-layer plan (plan --per-layer --emit): each layer keeps the first
+// layer's samples split (the data axis) and a spatial split over the same number of ranks,
+// its grid free to change from layer to layer (the tensor is regridded there), up to the
+// first layer that splits differently; from there on whole samples. ConfigError naming the
+// first layer it cannot run that way, or a layer list that does not match the model.
+struct PlanExecution {
+  int sampleFrom = 0;                         // the switch to whole samples (the model's size: none)
+  std::vector<std::vector<int>> layerGrids;  // per layer: its spatial grid (d, h, w or h, w)
+};
+PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, const graph::Model& model);
 
 // `grid` if train can run it on `ranks` ranks for `model`; ConfigError naming what it cannot.
 plan::Grid checkGrid(const plan::Grid& grid, int ranks, const graph::Model& model);

@@ -68,6 +68,7 @@ struct ModelCase {
   std::string name;
   std::vector<std::int64_t> input;  // spatial extents
   int sampleFrom = 0;               // a per-layer plan's switch to whole samples (0: the model's own)
+  bool alternate = false;           // a per-layer plan that changes grids: odd layers on the transposed grid
 };
 
 // Both runs start from the same generator state: the same weights and the same dropout masks.
@@ -93,7 +94,11 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
 
   const parallel::SpatialSplit split{world, grid};
   IrNet net = freshNet(model);
-  SpatialNet spatial(net, split, {.sampleFrom = c.sampleFrom});
+  SpatialOptions options{.sampleFrom = c.sampleFrom};
+  if (c.alternate) {
+    for (int i = 0; i < model.size(); ++i) options.layerGrids.push_back(i % 2 == 0 ? grid : std::vector<int>{grid[1], grid[0]});
+  }
+  SpatialNet spatial(net, split, options);
   for (int s = 0; s < kSteps; ++s) {
     const auto outputs = spatial.run(x.narrow(0, kBatch * s, kBatch));
     spatial.loss(outputs, data.labels.narrow(0, kBatch * s, kBatch)).backward();
@@ -116,6 +121,9 @@ TEST(SpatialNet, FiveStepsEqualOneRank) {
   expectFiveStepsEqualOneRank({"small-cnn", {16 * ranks + 4, 18}}, rows);
   if (ranks == 4) expectFiveStepsEqualOneRank({"small-cnn", {36, 34}}, square);
   expectFiveStepsEqualOneRank({"lenet", {28, 28}}, square);
+  // A plan that changes grids from layer to layer (rows, columns, rows, ...): every layer reads
+  // across grids, windowed or not.
+  expectFiveStepsEqualOneRank({"small-cnn", {16 * ranks + 4, 16 * ranks + 4}, 0, true}, rows);
   // A plan's earlier switch: LeNet's second convolution and all after it on whole samples.
   expectFiveStepsEqualOneRank({"lenet", {28, 28}, 4}, square);
   expectFiveStepsEqualOneRank({"mesh-fcn", {32, 32}}, square);

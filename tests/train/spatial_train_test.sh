@@ -109,6 +109,17 @@ if "$paraxis" plan --model cosmoflow --input 32x32x32 --gpus 2 --global-batch 1 
 else
   fail "train --plan with plan --per-layer's plan: ${out:-}"
 fi
+# A per-layer plan whose spatial grid changes (ResNet-18 at 64^2, one sample on 4 ranks: w=4,
+# then h=2 x w=2) runs, regridding where the plan does.
+if "$paraxis" plan --model resnet18 --input 64x64 --gpus 4 --global-batch 1 --per-layer --cluster local \
+     --emit "$work/regrid.json" >/dev/null &&
+   out=$("${mpirun[@]}" -np 4 "$paraxis" train --model resnet18 --input 64x64 --plan "$work/regrid.json" \
+     --iterations 4 --synthetic-samples 16 --threads 1) &&
+   grep -q "on grids w=4, h=2xw=2 (regridded where the plan changes them)" <<<"$out"; then
+  passed=$((passed + 1))
+else
+  fail "train --plan with a per-layer plan that changes grids: ${out:-}"
+fi
 # A plan for another model, and one that splits space again after its switch, are refused.
 python3 - "$work/layers.json" "$work/renamed.json" "$work/respatial.json" <<'PY'
 import json, sys
@@ -126,7 +137,7 @@ err=$("$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/renamed.
 if grep -qE "^paraxis: .*renamed.json: layer 3 is 'conv9' in the plan but '[^']+' in model" <<<"$err"; then
   passed=$((passed + 1)); else fail "a plan for another model: $err"; fi
 err=$("$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/respatial.json" 2>&1 >/dev/null)
-if grep -qE "^paraxis: .*respatial.json: layer '[^']+': the plan splits it .* train runs one distribution" <<<"$err"; then
+if grep -qE "^paraxis: .*respatial.json: layer '[^']+': the plan splits it .* train runs spatial grids" <<<"$err"; then
   passed=$((passed + 1)); else fail "a plan that splits space after its switch: $err"; fi
 
 # small-cnn at 16x16 pools down to one row: two ranks cannot split it.
