@@ -96,30 +96,26 @@ else
   fail "train --plan with plan's spatial strategy"
 fi
 
-# A per-layer plan (one sample per iteration: the convolutions split in space, the dense head
-# replicated) runs as planned: the grid is its first layer's, the shuffle where it switches.
-if "$paraxis" plan --model cosmoflow --input 32x32x32 --gpus 2 --global-batch 1 --per-layer --cluster local \
-     --emit "$work/layers.json" >/dev/null &&
-   python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["name"] == "per-layer" and len(s["layers"]) > 10, s' \
-     "$work/layers.json" &&
-   out=$("${mpirun[@]}" -np 2 "$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/layers.json" \
-     --iterations 4 --synthetic-samples 16 --threads 1) &&
-   grep -q "whole samples from layer 'flatten'" <<<"$out"; then
-  passed=$((passed + 1))
-else
-  fail "train --plan with plan --per-layer's plan: ${out:-}"
-fi
-# A per-layer plan whose spatial grid changes (ResNet-18 at 64^2, one sample on 4 ranks: w=4,
-# then h=2 x w=2) runs, regridding where the plan does.
-if "$paraxis" plan --model resnet18 --input 64x64 --gpus 4 --global-batch 1 --per-layer --cluster local \
-     --emit "$work/regrid.json" >/dev/null &&
-   out=$("${mpirun[@]}" -np 4 "$paraxis" train --model resnet18 --input 64x64 --plan "$work/regrid.json" \
-     --iterations 4 --synthetic-samples 16 --threads 1) &&
-   grep -q "on grids w=4, h=2xw=2 (regridded where the plan changes them)" <<<"$out"; then
-  passed=$((passed + 1))
-else
-  fail "train --plan with a per-layer plan that changes grids: ${out:-}"
-fi
+# per_layer_plan NAME FILE RANKS PATTERN MODEL-ARGS...: plan --per-layer --emit FILE for one
+# sample per iteration on RANKS, then train --plan FILE on RANKS ranks prints PATTERN.
+per_layer_plan() {
+  local name=$1 file=$2 ranks=$3 pattern=$4; shift 4
+  local out=
+  if "$paraxis" plan "$@" --gpus "$ranks" --global-batch 1 --per-layer --cluster local --emit "$file" >/dev/null &&
+     python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["name"] == "per-layer" and len(s["layers"]) > 10, s' "$file" &&
+     out=$("${mpirun[@]}" -np "$ranks" "$paraxis" train "$@" --plan "$file" --iterations 4 --synthetic-samples 16 --threads 1) &&
+     grep -q "$pattern" <<<"$out"; then
+    passed=$((passed + 1))
+  else
+    fail "$name: ${out:-}"
+  fi
+}
+# The convolutions split in space, the dense head replicated: the grid is the plan's first
+# layer's, the shuffle where it switches.
+per_layer_plan "a per-layer plan" "$work/layers.json" 2 "whole samples from layer 'flatten'" --model cosmoflow --input 32x32x32
+# ResNet-18 at 64^2 on 4 ranks: w=4, then h=2 x w=2, regridded where the plan changes grids.
+per_layer_plan "a per-layer plan that changes grids" "$work/regrid.json" 4 \
+  "on grids w=4, h=2xw=2 (regridded where the plan changes them)" --model resnet18 --input 64x64
 # A plan for another model, and one that splits space again after its switch, are refused.
 python3 - "$work/layers.json" "$work/renamed.json" "$work/respatial.json" <<'PY'
 import json, sys
