@@ -13,10 +13,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 using Clock = std::chrono::steady_clock;
 
-std::int64_t valueAt(const std::vector<std::int64_t>& v, std::size_t i, std::int64_t fallback) {
-  return v.empty() ? fallback : v.at(i);
-}
-
 // The one split spatial dimension, or -1.
 int splitDimension(const SpatialSplit& split) {
   int found = -1;
@@ -141,30 +137,35 @@ class HaloConvFunction : public torch::autograd::Function<HaloConvFunction> {
   }
 };
 
+std::vector<std::int64_t> kernelOf(const torch::Tensor& weight) {
+  return {weight.sizes().begin() + 2, weight.sizes().end()};
+}
+
 }  // namespace
 
 bool haloConvApplies(const SpatialSplit& split, const torch::Tensor& weight, const ConvSpec& spec) {
   const int i = splitDimension(split);
   if (!split.overlap || spec.transposed || i < 0) return false;
-  for (std::size_t d = 0; d < spec.extents.size(); ++d) {
-    if (valueAt(spec.stride, d, 1) != 1) return false;
+  const std::vector<WindowAxis> axes = windowAxes(spec, kernelOf(weight));
+  for (const WindowAxis& a : axes) {
+    if (a.stride != 1) return false;
   }
-  const auto u = static_cast<std::size_t>(i);
-  const std::int64_t span = valueAt(spec.dilation, u, 1) * (weight.size(i + 2) - 1) + 1;
-  const std::int64_t halo = (span - 1) / 2;
+  const WindowAxis& a = axes[static_cast<std::size_t>(i)];
+  const std::int64_t halo = (a.span() - 1) / 2;
   // "Same" along the split (odd span, padding = halo), and the thinnest block holds a window.
-  return span % 2 == 1 && halo >= 1 && valueAt(spec.padding, u, 0) == halo && spec.extents[u] / split.grid[u] >= span;
+  return a.span() % 2 == 1 && halo >= 1 && a.padding == halo && a.extent / split.grid[static_cast<std::size_t>(i)] >= a.span();
 }
 
 torch::Tensor haloConv(const SpatialSplit& split, const torch::Tensor& x, const torch::Tensor& weight,
                        const torch::Tensor& bias, const ConvSpec& spec) {
   const int i = splitDimension(split);
+  const std::vector<WindowAxis> axes = windowAxes(spec, kernelOf(weight));
   std::vector<std::int64_t> padding, dilation;
-  for (std::size_t d = 0; d < spec.extents.size(); ++d) {
-    padding.push_back(static_cast<int>(d) == i ? 0 : valueAt(spec.padding, d, 0));
-    dilation.push_back(valueAt(spec.dilation, d, 1));
+  for (std::size_t d = 0; d < axes.size(); ++d) {
+    padding.push_back(static_cast<int>(d) == i ? 0 : axes[d].padding);
+    dilation.push_back(axes[d].dilation);
   }
-  const std::int64_t halo = (dilation[static_cast<std::size_t>(i)] * (weight.size(i + 2) - 1)) / 2;
+  const std::int64_t halo = (axes[static_cast<std::size_t>(i)].span() - 1) / 2;
   // autograd functions take defined tensors only: no bias travels as an empty one.
   const torch::Tensor biasOrEmpty = bias.defined() ? bias : torch::empty({0}, weight.options());
   return HaloConvFunction::apply(x, weight, biasOrEmpty, &split, i + 2, halo, padding, dilation, spec.groups);

@@ -150,7 +150,11 @@ class RedistributeFunction : public torch::autograd::Function<RedistributeFuncti
     const Exchange e = exchangeOf(p, me);
     const torch::Tensor received =
         allToAll(*comm, pack(local, p.owned[me], e.send), e.sendCounts, e.recvCounts, static_cast<CommKind>(kind));
-    torch::Tensor out = torch::full(extentsOf(p.needed[me]), fill, local.options().memory_format(c10::nullopt));
+    // Owners cover every cell inside the global tensor: only a window past its edge needs the fill.
+    const bool inside = cells(intersect(p.needed[me], wholeOf(p.globalShape))) == cells(p.needed[me]);
+    const auto options = local.options().memory_format(c10::nullopt);
+    torch::Tensor out = inside ? torch::empty(extentsOf(p.needed[me]), options)
+                               : torch::full(extentsOf(p.needed[me]), fill, options);
     if (cells(e.self) > 0) viewOf(out, p.needed[me], e.self).copy_(viewOf(local, p.owned[me], e.self));
     unpack(received, out, p.needed[me], e.recv, false);
     ctx->saved_data["comm"] = reinterpret_cast<std::int64_t>(comm);

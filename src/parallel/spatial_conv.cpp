@@ -12,7 +12,9 @@ std::int64_t valueAt(const std::vector<std::int64_t>& v, std::size_t i, std::int
   return v.empty() ? fallback : v.at(i);
 }
 
-std::vector<WindowAxis> axesOf(const ConvSpec& s, const std::vector<std::int64_t>& kernel) {
+}  // namespace
+
+std::vector<WindowAxis> windowAxes(const ConvSpec& s, const std::vector<std::int64_t>& kernel) {
   std::vector<WindowAxis> axes;
   for (std::size_t i = 0; i < s.extents.size(); ++i) {
     axes.push_back({.extent = s.extents[i], .kernel = kernel.at(i), .stride = valueAt(s.stride, i, 1),
@@ -21,6 +23,8 @@ std::vector<WindowAxis> axesOf(const ConvSpec& s, const std::vector<std::int64_t
   }
   return axes;
 }
+
+namespace {
 
 // The transposed convolution of a window starting at input `first` covers outputs from
 // first*s - p on; pad or crop it to the block [begin, end) along every spatial dimension.
@@ -53,7 +57,7 @@ void requireShapes(const SpatialSplit& split, const torch::Tensor& x, const torc
 
 std::vector<std::int64_t> convOutputExtents(const ConvSpec& spec, const std::vector<std::int64_t>& kernel) {
   std::vector<std::int64_t> out;
-  for (const WindowAxis& a : axesOf(spec, kernel)) out.push_back(a.outputExtent());
+  for (const WindowAxis& a : windowAxes(spec, kernel)) out.push_back(a.outputExtent());
   return out;
 }
 
@@ -63,7 +67,7 @@ torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, con
   const bool regrids = spec.inputSplit != nullptr && spec.inputSplit->grid != split.grid;
   if (!regrids && haloConvApplies(split, weight, spec)) return haloConv(split, x, weight, bias, spec);
   const std::vector<std::int64_t> kernel(weight.sizes().begin() + 2, weight.sizes().end());
-  const std::vector<WindowAxis> axes = axesOf(spec, kernel);
+  const std::vector<WindowAxis> axes = windowAxes(spec, kernel);
   std::vector<std::int64_t> inputShape{x.size(0), x.size(1)}, outputShape{x.size(0), weight.size(0)};
   if (spec.transposed) outputShape[1] = weight.size(1) * spec.groups;
   std::vector<std::int64_t> stride, dilation, zeros(kernel.size(), 0);

@@ -26,6 +26,9 @@ struct ConvSpec {
   const SpatialSplit* inputSplit = nullptr;  // the grid x's blocks lie on, when not the output's
 };
 
+// The spec's spatial dimensions as windowed axes (absent values: their defaults).
+std::vector<WindowAxis> windowAxes(const ConvSpec& spec, const std::vector<std::int64_t>& kernel);
+
 // The global output's spatial extents (torch's rule).
 std::vector<std::int64_t> convOutputExtents(const ConvSpec& spec, const std::vector<std::int64_t>& kernel);
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <limits>
+#include <optional>
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
@@ -19,6 +20,14 @@ void groupAllreduce(const comm::Communicator& comm, void* data, std::size_t coun
   const auto start = std::chrono::steady_clock::now();
   comm::allreduce(comm, data, data, count, type);
   addCommTime(CommKind::kCollective, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// Rank q's share of whole samples of a [N, ...] tensor (or `samples` instead of its share).
+Box samplesBox(const SpatialSplit& split, int q, const std::vector<std::int64_t>& shape,
+               std::optional<Range> samples = std::nullopt) {
+  Box box{samples ? *samples : sampleRange(split, q, shape[0])};
+  for (std::size_t d = 1; d < shape.size(); ++d) box.push_back({0, shape[d]});
+  return box;
 }
 
 // Every dimension but the channels: what batch-norm's statistics sum over.
@@ -126,13 +135,8 @@ class SampleSliceFunction : public torch::autograd::Function<SampleSliceFunction
     shape[0] = samples;
     Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
     for (int q = 0; q < split->comm.size(); ++q) {
-      Box slice{sampleRange(*split, q, samples)}, whole{{0, samples}};
-      for (std::size_t d = 1; d < shape.size(); ++d) {
-        slice.push_back({0, shape[d]});
-        whole.push_back({0, shape[d]});
-      }
-      p.owned.push_back(std::move(slice));
-      p.needed.push_back(std::move(whole));
+      p.owned.push_back(samplesBox(*split, q, shape));
+      p.needed.push_back(samplesBox(*split, q, shape, Range{0, samples}));
     }
     torch::NoGradGuard noGrad;
     return {redistribute(split->comm, g, p), {}};
@@ -202,9 +206,7 @@ torch::Tensor spatialToSamples(const SpatialSplit& split, const torch::Tensor& x
   Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
   for (int q = 0; q < split.comm.size(); ++q) {
     p.owned.push_back(split.blockBox(q, shape));
-    Box whole{sampleRange(split, q, x.size(0))};
-    for (std::size_t d = 1; d < shape.size(); ++d) whole.push_back({0, shape[d]});
-    p.needed.push_back(std::move(whole));
+    p.needed.push_back(samplesBox(split, q, shape));
   }
   return redistribute(split.comm, x, p);
 }

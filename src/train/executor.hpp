@@ -4,6 +4,7 @@
 // see only this, so every strategy shares the loop, the gradient engine and the report.
 #include <torch/torch.h>
 
+#include <string>
 #include <vector>
 
 #include "parallel/comm_time.hpp"
@@ -31,6 +32,8 @@ class BatchExecutor {
     parallel::CommTimes forward, backward;
   };
   virtual LayerComm layerComm() const { return {}; }
+  // How the model is laid out over the ranks, for progress output (empty: a whole replica).
+  virtual std::string describe() const { return {}; }
 };
 
 class PlainExecutor final : public BatchExecutor {

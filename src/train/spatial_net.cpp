@@ -159,7 +159,7 @@ torch::Tensor SpatialNet::applyOnGrid(int index, const std::vector<torch::Tensor
                                         std::vector<std::int64_t>(shape.spatial.begin(), shape.spatial.end()));
   }
   const std::vector<torch::Tensor>& in = regridded.empty() ? outputs : regridded;
-  if (l.kind == LayerKind::kDropout) return dropout(index, in[l.inputs.front()], in.front().size(0));
+  if (l.kind == LayerKind::kDropout) return dropout(index, in[l.inputs.front()]);
   if (l.kind != LayerKind::kBatchNorm || !net_->is_training() || options_.localBatchNorm) {
     // Running statistics (evaluation) and local statistics: torch's batch-norm on the block.
     return net_->applyLayer(index, in);
@@ -193,6 +193,7 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
   std::vector<torch::Tensor> outputs(model.size());
   std::fill(converted_.begin(), converted_.end(), torch::Tensor());
   comm_ = {};
+  samples_ = batch.size(0);
   parallel::setCommTimeSink(&comm_.forward);
   outputs[0] = splitOf(0).local(batch);
   for (int i = 1; i < model.size(); ++i) {
@@ -204,7 +205,7 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
       outputs[i] = applySpatial(i, outputs);
     } else {
       for (int input : l.inputs) toSamples(input, outputs);
-      outputs[i] = converted_[i] = l.kind == LayerKind::kDropout ? dropout(i, converted_[l.inputs.front()], batch.size(0))
+      outputs[i] = converted_[i] = l.kind == LayerKind::kDropout ? dropout(i, converted_[l.inputs.front()])
                                                                  : net_->applyLayer(i, converted_);
     }
   }
@@ -212,11 +213,11 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
   return outputs;
 }
 
-torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x, std::int64_t samples) const {
+torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x) const {
   const double p = net_->model().layer(index).as<graph::DropoutAttrs>().probability;
   if (!net_->is_training() || p == 0) return x;
   const graph::TensorShape& shape = net_->model().layer(index).output;
-  std::vector<std::int64_t> global{samples, shape.channels};
+  std::vector<std::int64_t> global{samples_, shape.channels};
   global.insert(global.end(), shape.spatial.begin(), shape.spatial.end());
   const torch::Tensor mask = torch::empty(global, x.options()).bernoulli_(1 - p).div_(1 - p);
   return x * targetPart(mask, layout_[index], splitOf(index));

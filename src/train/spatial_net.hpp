@@ -62,7 +62,7 @@ class SpatialNet final : public BatchExecutor {
   // The first layer that runs on whole samples (the shuffle point), or the model's size.
   int sampleStart() const;
   // "spatial to layer 'pool3', then samples from 'flatten'": for progress output.
-  std::string describe() const;
+  std::string describe() const override;
 
  private:
   bool runsSpatially(int index) const;
@@ -74,7 +74,7 @@ class SpatialNet final : public BatchExecutor {
   torch::Tensor toSamples(int source, const std::vector<torch::Tensor>& outputs);
   // Dropout draws the replica batch's whole mask on every rank and keeps this rank's part, so a
   // sample's mask does not depend on how the batch is split (it equals a one-rank run's).
-  torch::Tensor dropout(int index, const torch::Tensor& x, std::int64_t samples) const;
+  torch::Tensor dropout(int index, const torch::Tensor& x) const;
   torch::Tensor targetPart(const torch::Tensor& target, Layout layout, const parallel::SpatialSplit& split) const;
 
   IrNet net_;
@@ -85,7 +85,8 @@ class SpatialNet final : public BatchExecutor {
   std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)
   std::vector<int> losses_;
   std::vector<torch::Tensor> converted_;  // per layer: its output shuffled to samples, in this run
-  LayerComm comm_;  // run() counts into .forward, then points the thread's sink at .backward
+  LayerComm comm_;
+  std::int64_t samples_ = 0;  // the replica batch of this run  // run() counts into .forward, then points the thread's sink at .backward
 };
 
 }  // namespace paraxis::train

@@ -119,7 +119,7 @@ class Trainer {
     report_.grid = grid_;
     report_.threads = threads_;
     report_.globalBatch = o.batchPerRank * grid_.data;
-    if (grid_.spatial() > 1) report_.layout = dynamic_cast<SpatialNet&>(dp_.executor()).describe();
+    report_.layout = dp_.executor().describe();
     perEpoch_ = data_.train.size() / report_.globalBatch;
     if (perEpoch_ < 1) {
       throw ConfigError(fmt::format("a global batch of {} exceeds the {} training samples", report_.globalBatch,
@@ -133,7 +133,7 @@ class Trainer {
     if (lead_ && !o_.quiet) {
       out_ << fmt::format("training {} on {} rank(s) x {} thread(s): global batch {}, {} iterations ({} per epoch), data {}\n",
                           model_.name(), comm_.size(), threads_, report_.globalBatch, total_, perEpoch_, o_.data);
-      if (grid_.spatial() > 1) out_ << fmt::format("grid {}: {}\n", grid_.str(), report_.layout);
+      if (!report_.layout.empty()) out_ << fmt::format("grid {}: {}\n", grid_.str(), report_.layout);
     }
     if (!o_.resumeDir.empty()) {
       done_ = loadCheckpoint(comm_, o_.resumeDir, state_);

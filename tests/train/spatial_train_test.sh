@@ -11,14 +11,7 @@
 # (its exact equivalence, 1e-9 in float64, is tests/train/spatial_net_test.cpp's).
 # A grid finer than a layer ends every rank with one line naming the layer and exit 2.
 # plan --per-layer --emit's plans run as planned; plans train cannot run are refused.
-set -u
-paraxis=${1:?usage: spatial_train_test.sh PARAXIS MPIRUN [MPIRUN FLAGS...]}
-shift
-work=$(mktemp -d /tmp/paraxis-spatial.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passed=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/lib.sh" "$@"
 
 # difference A B: the largest difference of two raw float32 weight files, relative to the largest weight.
 difference() {
@@ -59,13 +52,12 @@ equivalent() {
   local got; got=$(difference "$work/ref.bin" "$work/grid.bin")
   echo "$name: weights differ by $got of the largest (bound $bound)"
   if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$got" "$bound"; then
-    passed=$((passed + 1))
+    pass
   else
     fail "$name"
   fi
 }
 
-mpirun=("$@")
 equivalent "small-cnn h=2" 1e-4 0 --model small-cnn --input 32x32 --batch-per-rank 4 -- 2 --model small-cnn --input 32x32 --batch-per-rank 4 --grid h=2
 equivalent "lenet w=2" 1e-4 0 --model lenet --batch-per-rank 4 -- 2 --model lenet --batch-per-rank 4 --grid w=2
 equivalent "mesh-fcn@128 h=2" 1e-4 0 --model mesh-fcn --input 128x128 --batch-per-rank 4 -- 2 --model mesh-fcn --input 128x128 --batch-per-rank 4 --grid h=2
@@ -80,7 +72,7 @@ if weights "$work/local.bin" 2 --threads 1 --model small-cnn --input 32x32 --bat
      --bn-statistics local && weights "$work/global.bin" 2 --threads 1 --model small-cnn --input 32x32 \
      --batch-per-rank 4 --grid h=2 &&
    python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1e-3 else 1)" "$(difference "$work/global.bin" "$work/local.bin")"; then
-  passed=$((passed + 1))
+  pass
 else
   fail "--bn-statistics local"
 fi
@@ -91,7 +83,7 @@ if "$paraxis" plan --model small-cnn --gpus 2 --strategies spatial --emit "$work
      --synthetic-samples 64 --threads 1 --quiet --report "$work/report.json" >/dev/null &&
    python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["strategy"]; assert s["name"] == "spatial", s' \
      "$work/report.json"; then
-  passed=$((passed + 1))
+  pass
 else
   fail "train --plan with plan's spatial strategy"
 fi
@@ -105,7 +97,7 @@ per_layer_plan() {
      python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["name"] == "per-layer" and len(s["layers"]) > 10, s' "$file" &&
      out=$("${mpirun[@]}" -np "$ranks" "$paraxis" train "$@" --plan "$file" --iterations 4 --synthetic-samples 16 --threads 1) &&
      grep -q "$pattern" <<<"$out"; then
-    passed=$((passed + 1))
+    pass
   else
     fail "$name: ${out:-}"
   fi
@@ -131,15 +123,14 @@ json.dump(s, open(sys.argv[3], "w"))
 PY
 err=$("$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/renamed.json" 2>&1 >/dev/null)
 if grep -qE "^paraxis: .*renamed.json: layer 3 is 'conv9' in the plan but '[^']+' in model" <<<"$err"; then
-  passed=$((passed + 1)); else fail "a plan for another model: $err"; fi
+  pass; else fail "a plan for another model: $err"; fi
 err=$("$paraxis" train --model cosmoflow --input 32x32x32 --plan "$work/respatial.json" 2>&1 >/dev/null)
 if grep -qE "^paraxis: .*respatial.json: layer '[^']+': the plan splits it .* train runs spatial grids" <<<"$err"; then
-  passed=$((passed + 1)); else fail "a plan that splits space after its switch: $err"; fi
+  pass; else fail "a plan that splits space after its switch: $err"; fi
 
 # small-cnn at 16x16 pools down to one row: two ranks cannot split it.
 err=$("${mpirun[@]}" -np 2 "$paraxis" train --model small-cnn --input 16x16 --grid h=2 --quiet 2>&1 >/dev/null)
 lines=$(grep -c "^paraxis: layer 'block4.pool' (maxpool): .* (grid h=2): some rank would hold nothing" <<<"$err")
-if [ "$lines" -eq 2 ]; then passed=$((passed + 1)); else fail "a grid finer than a layer: $err"; fi
+if [ "$lines" -eq 2 ]; then pass; else fail "a grid finer than a layer: $err"; fi
 
-echo "$passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
