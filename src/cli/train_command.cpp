@@ -147,7 +147,7 @@ void run(Options& o, Context& context) {
   const plan::TimeBreakdown& t = report.time;
   const double ms = 1e3;
   const std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
-                                 ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, spatial collectives {:.1f} ms",
+                                 ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, layer collectives {:.1f} ms",
                                                t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
                                  : std::string();
   context.out << fmt::format(

@@ -70,21 +70,10 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
     }
   }
   if (g.filter == 1 && g.channel == 1 && g.pipeline == 1) return "";  // the layer limits below cannot bind
-  bool first = true;
+  if (std::string problem = channelAxisProblem(m, g); !problem.empty()) return problem;
   int computeLayers = 0;
   for (const graph::Layer& layer : m.layers()) {
     if (layer.counts.forwardFlops > 0) ++computeLayers;
-    if (!detail::isWeighted(layer)) continue;
-    const std::int64_t filters = layer.output.channels;
-    if (g.filter > filters) {
-      return fmt::format("filter split over {} exceeds the {} filters of layer '{}'", g.filter, filters, layer.name);
-    }
-    const std::int64_t channels = layer.inputs.empty() ? 0 : m.layer(layer.inputs.front()).output.channels;
-    if (!first && g.channel > channels) {
-      return fmt::format("channel split over {} exceeds the {} input channels of layer '{}'", g.channel, channels,
-                         layer.name);
-    }
-    first = false;
   }
   if (g.pipeline > computeLayers) {
     return fmt::format("{} pipeline stages exceed the {} layers that compute", g.pipeline, computeLayers);

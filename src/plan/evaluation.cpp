@@ -99,11 +99,12 @@ struct PlacedGroups {
         filter(cl, {g.filter, g.strideFilter()}, k),
         channel(cl, {g.channel, g.strideChannel()}, k),
         channelAllreduce(cl, {g.channel, g.strideChannel()}, k),
+        filterAllreduce(cl, {g.filter, g.strideFilter()}, k),
         neighbours{{cl, {g.depth > 1 ? 2 : 1, g.strideDepth()}, k},
                    {cl, {g.height > 1 ? 2 : 1, g.strideHeight()}, k},
                    {cl, {g.width > 1 ? 2 : 1, g.strideWidth()}, k}} {}
   cost::PlacedGroup spatial, filter, channel;
-  cost::PlacedAllreduce channelAllreduce;
+  cost::PlacedAllreduce channelAllreduce, filterAllreduce;
   cost::PlacedGroup neighbours[3];
 };
 
@@ -162,7 +163,8 @@ class Evaluator {
     return halo;
   }
 
-  // Spatial gathers, filter allgathers and reduce-scatters, channel allreduces of layer i.
+  // Layer i's moves (layer_split.hpp): spatial gathers; filter-axis gathers of slices, allreduces of
+  // paired outputs and of whole inputs' gradients; channel-axis allreduces and gradient gathers.
   double layerCollectives(int i, const LayerSplit& sp) {
     const hw::Implementation& impl = cluster_.implementation;
     const cost::LayerProfile& profile = profiles_[i];
@@ -170,12 +172,10 @@ class Evaluator {
     const double outBytes = profile.outputElements * samples_ * model_.bytesPerElement();
     double collectives = 0;
     if (sp.gatherAtSplitPoint) collectives += impl.spatialGather * groups_.spatial.allgather(inBytes);
-    if (sp.gatherInput) {
-      double filterSeconds = groups_.filter.allgather(inBytes);
-      if (profile.weighted) filterSeconds += groups_.filter.reduceScatter(inBytes);
-      collectives += impl.filterCollectives * filterSeconds;
-    }
-    if (sp.channelParallel) {
+    if (sp.gatherInput) collectives += impl.filterCollectives * groups_.filter.allgather(inBytes);
+    if (sp.completeInputGradient) collectives += impl.filterCollectives * groups_.filterAllreduce(inBytes).seconds;
+    if (sp.channelParallel && !sp.sliceInput) collectives += impl.filterCollectives * groups_.filterAllreduce(outBytes).seconds;
+    if (sp.sliceInput) {
       double channelSeconds = groups_.channelAllreduce(outBytes).seconds;
       channelSeconds += groups_.channel.allgather(inBytes);
       // Slicing the input's channels and gathering the gradient's are layout copies.
@@ -197,7 +197,9 @@ class Evaluator {
     // The local output, and the gathered input of a filter layer.
     activations_ += profile.outputElements * delta * samples_ * sp.share.spatial * sp.share.outputChannels;
     if (sp.gatherInput) activations_ += inBytes;
-    workspace_ = std::max(workspace_, inBytes * sp.share.inputSpatial + outBytes * sp.share.spatial);
+    // The input as the layer reads it (its block, its channel slice) and its local output.
+    workspace_ = std::max(workspace_, inBytes * sp.share.inputSpatial * sp.share.inputChannels +
+                                          outBytes * sp.share.spatial * sp.share.outputChannels);
   }
 
   void layerTerms(int i) {

@@ -1,8 +1,10 @@
 #include "plan/layer_split.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
-namespace paraxis::plan::detail {
+namespace paraxis::plan {
 namespace {
 
 using graph::LayerKind;
@@ -23,11 +25,37 @@ Splits splitsFor(const Grid& grid, int rank) {
   return {};
 }
 
-// Layers that work channel by channel can run on a channel slice.
+// Layers that work channel by channel can run on a channel slice (flatten: its features are the
+// channels' runs of positions, so a slice of channels is a contiguous slice of features).
 bool channelwise(LayerKind kind) {
   return kind == LayerKind::kBatchNorm || kind == LayerKind::kActivation || kind == LayerKind::kDropout ||
          kind == LayerKind::kMaxPool || kind == LayerKind::kAvgPool || kind == LayerKind::kAdd ||
-         kind == LayerKind::kAdaptiveAvgPool || kind == LayerKind::kGlobalAvgPool;
+         kind == LayerKind::kAdaptiveAvgPool || kind == LayerKind::kGlobalAvgPool || kind == LayerKind::kFlatten;
+}
+
+// The filter axis's rule for layer i (the header's): its inputs' flags are settled.
+void filterAxis(const graph::Model& model, const Grid& grid, int i, std::vector<LayerSplit>& out) {
+  const graph::Layer& layer = model.layer(i);
+  LayerSplit& s = out[i];
+  bool inputSplit = !layer.inputs.empty();
+  bool anySplit = false;
+  for (int input : layer.inputs) {
+    inputSplit = inputSplit && out[input].channelSplit;
+    anySplit = anySplit || out[input].channelSplit;
+  }
+  if (splitsChannels(layer) && inputSplit) {
+    s.channelParallel = true;
+    s.share.inputChannels = 1.0 / grid.filter;
+  } else if (splitsChannels(layer)) {
+    s.channelSplit = true;
+    s.share.outputChannels = 1.0 / grid.filter;
+    s.completeInputGradient = model.layer(layer.inputs.front()).kind != LayerKind::kInput;
+  } else if (inputSplit && channelwise(layer.kind)) {
+    s.channelSplit = true;
+    s.share.outputChannels = 1.0 / grid.filter;
+  } else {
+    s.gatherInput = anySplit;
+  }
 }
 
 }  // namespace
@@ -35,6 +63,11 @@ bool channelwise(LayerKind kind) {
 bool isWeighted(const graph::Layer& layer) {
   return layer.kind == LayerKind::kConv || layer.kind == LayerKind::kDeconv ||
          layer.kind == LayerKind::kFullyConnected;
+}
+
+bool splitsChannels(const graph::Layer& layer) {
+  if (layer.kind == LayerKind::kFullyConnected) return true;
+  return isWeighted(layer) && layer.as<graph::ConvAttrs>().groups == 1;
 }
 
 int spatialSplitPoint(const graph::Model& model, const Grid& grid) {
@@ -89,28 +122,36 @@ void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerS
       s.share.inputSpatial = inShare;
     }
     s.gatherAtSplitPoint = grid.spatial() > 1 && i == splitPoint && i < model.size();
-    bool inputSplit = !layer.inputs.empty();
-    for (int input : layer.inputs) inputSplit = inputSplit && out[input].channelSplit;
-    if (grid.filter > 1) {
-      if (isWeighted(layer)) {
-        s.channelSplit = true;
-        s.gatherInput = inputSplit || (!layer.inputs.empty() && out[layer.inputs.front()].channelSplit);
-        s.share.outputChannels = 1.0 / grid.filter;
-      } else if (inputSplit && channelwise(layer.kind)) {
-        s.channelSplit = true;
-        s.share.outputChannels = 1.0 / grid.filter;
-      } else {
-        s.gatherInput = inputSplit;
-      }
-    }
-    if (grid.channel > 1 && isWeighted(layer)) {
-      if (seenWeighted) {
-        s.channelParallel = true;
-        s.share.inputChannels = 1.0 / grid.channel;
-      }
+    if (grid.filter > 1) filterAxis(model, grid, i, out);
+    if (grid.channel > 1 && seenWeighted && splitsChannels(layer) && !s.channelParallel) {
+      s.channelParallel = true;
+      s.sliceInput = true;
+      s.share.inputChannels = 1.0 / grid.channel;
     }
     seenWeighted = seenWeighted || isWeighted(layer);
   }
 }
 
-}  // namespace paraxis::plan::detail
+std::string channelAxisProblem(const graph::Model& model, const Grid& grid) {
+  if (grid.filter == 1 && grid.channel == 1) return {};
+  const std::vector<LayerSplit> s = splitLayers(model, Grid{.channel = grid.channel, .filter = grid.filter});
+  const auto refuse = [&](const graph::Layer& l, std::int64_t channels, const char* what, int ranks, const char* axis) {
+    return fmt::format("layer '{}' ({}): {} {} channels cannot be split over {} ranks ({}={}): some rank would hold none",
+                       l.name, graph::kindName(l.kind), channels, what, ranks, axis, ranks);
+  };
+  for (int i = 1; i < model.size(); ++i) {
+    const graph::Layer& l = model.layer(i);
+    if (s[i].channelSplit && isWeighted(l) && l.output.channels < grid.filter) {
+      return refuse(l, l.output.channels, "output", grid.filter, "filter");
+    }
+    const int input = l.inputs.empty() ? 0 : l.inputs.front();
+    const std::int64_t inputs = model.layer(input).output.channels;
+    const int ranks = s[i].sliceInput ? grid.channel : grid.filter;
+    if (s[i].channelParallel && !s[input].channelSplit && inputs < ranks) {
+      return refuse(l, inputs, "input", ranks, s[i].sliceInput ? "channel" : "filter");
+    }
+  }
+  return {};
+}
+
+}  // namespace paraxis::plan

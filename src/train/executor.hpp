@@ -34,6 +34,9 @@ class BatchExecutor {
   virtual LayerComm layerComm() const { return {}; }
   // How the model is laid out over the ranks, for progress output (empty: a whole replica).
   virtual std::string describe() const { return {}; }
+  // The whole model's parameters, as a one-rank run holds them (a collective where ranks hold
+  // slices of them).
+  virtual std::vector<torch::Tensor> wholeParameters() = 0;
 };
 
 class PlainExecutor final : public BatchExecutor {
@@ -47,6 +50,7 @@ class PlainExecutor final : public BatchExecutor {
   torch::Tensor targetPart(const torch::Tensor& target) override { return target; }
   double replicaLoss(double local) override { return local; }
   double share() const override { return 1.0; }
+  std::vector<torch::Tensor> wholeParameters() override { return net_->parameters(); }
 
  private:
   IrNet net_;

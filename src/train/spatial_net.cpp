@@ -79,6 +79,7 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, SpatialOp
       layout_[i] = Layout::kSamples;
     }
   }
+  if (options_.slices != nullptr) planChannels();
 }
 
 SpatialNet::~SpatialNet() { parallel::setCommTimeSink(nullptr); }
@@ -131,7 +132,8 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
                                     a.groups,
                                     l.kind == LayerKind::kDeconv,
                                     from};
-      return parallel::spatialConv(split, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
+      if (!channelParallel(index)) return parallel::spatialConv(split, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
+      return finishPartial(index, parallel::spatialConv(split, parallelInput(index, x), parameter(*m, "weight"), {}, spec));
     }
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {
@@ -200,13 +202,13 @@ std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
     net_->beforeLayer(i);
     const Layer& l = model.layer(i);
     if (isLoss(l.kind)) {
-      outputs[i] = layout_[i] == Layout::kSamples ? toSamples(l.inputs.front(), outputs) : outputs[l.inputs.front()];
+      if (layout_[i] == Layout::kSamples) toSamples(l.inputs.front(), outputs);
+      outputs[i] = channelInputs(i, layout_[i] == Layout::kSamples ? converted_ : outputs)[l.inputs.front()];
     } else if (layout_[i] != Layout::kSamples) {
-      outputs[i] = applySpatial(i, outputs);
+      outputs[i] = applySpatial(i, channelInputs(i, outputs));
     } else {
       for (int input : l.inputs) toSamples(input, outputs);
-      outputs[i] = converted_[i] = l.kind == LayerKind::kDropout ? dropout(i, converted_[l.inputs.front()])
-                                                                 : net_->applyLayer(i, converted_);
+      outputs[i] = converted_[i] = applySamples(i, channelInputs(i, converted_));
     }
   }
   parallel::setCommTimeSink(&comm_.backward);
@@ -220,7 +222,8 @@ torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x) const {
   std::vector<std::int64_t> global{samples_, shape.channels};
   global.insert(global.end(), shape.spatial.begin(), shape.spatial.end());
   const torch::Tensor mask = torch::empty(global, x.options()).bernoulli_(1 - p).div_(1 - p);
-  return x * targetPart(mask, layout_[index], splitOf(index));
+  const torch::Tensor mine = targetPart(mask, layout_[index], splitOf(index));
+  return x * (sliced(index) ? options_.slices->local(mine, 1, slicing_[index].unit) : mine);
 }
 
 torch::Tensor SpatialNet::targetPart(const torch::Tensor& target, Layout layout,
@@ -266,6 +269,10 @@ double SpatialNet::replicaLoss(double local) {
   return local / split_.comm.size();
 }
 
+double SpatialNet::share() const {
+  return 1.0 / (split_.comm.size() * (options_.slices != nullptr ? options_.slices->comm.size() : 1));
+}
+
 int SpatialNet::sampleStart() const {
   for (int i = 1; i < static_cast<int>(layout_.size()); ++i) {
     if (layout_[i] == Layout::kSamples && !isLoss(net_->model().layer(i).kind)) return i;
@@ -282,9 +289,14 @@ std::string SpatialNet::describe() const {
     for (const auto& g : grids_) names.push_back(g.str());
     grids = fmt::format(" on grids {} (regridded where the plan changes them)", fmt::join(names, ", "));
   }
-  if (start == model.size()) return "spatial throughout" + grids;
-  return fmt::format("spatial through layer '{}'{}, whole samples from layer '{}'", model.layer(start - 1).name, grids,
-                     model.layer(start).name);
+  std::string spatial;
+  if (split_.comm.size() > 1) {
+    spatial = start == model.size() ? "spatial throughout" + grids
+                                    : fmt::format("spatial through layer '{}'{}, whole samples from layer '{}'",
+                                                  model.layer(start - 1).name, grids, model.layer(start).name);
+  }
+  const std::string channels = describeChannels();
+  return spatial.empty() || channels.empty() ? spatial + channels : spatial + "; " + channels;
 }
 
 }  // namespace paraxis::train

@@ -17,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "parallel/channel_split.hpp"
 #include "parallel/spatial_split.hpp"
+#include "plan/layer_split.hpp"
 #include "train/executor.hpp"
 #include "train/ir_module.hpp"
 
@@ -34,6 +36,11 @@ struct SpatialOptions {
   // changes grids: the tensor is regridded, or the windowed layer reads across grids); empty:
   // the split's grid throughout.
   std::vector<std::vector<int>> layerGrids;
+  // The grid's filter or channel axis: the group of ranks (of this replica and spatial block)
+  // that split channels by plan's rule (plan/layer_split.hpp); null: none. The group must
+  // outlive every backward pass.
+  const parallel::ChannelSplit* slices = nullptr;
+  bool filterAxis = true;  // the group is the filter axis (else the channel axis)
 };
 
 class SpatialNet final : public BatchExecutor {
@@ -51,7 +58,9 @@ class SpatialNet final : public BatchExecutor {
   torch::Tensor prediction(const std::vector<torch::Tensor>& outputs) override;
   torch::Tensor targetPart(const torch::Tensor& target) override;
   double replicaLoss(double local) override;
-  double share() const override { return 1.0 / split_.comm.size(); }
+  double share() const override;
+  // The parameters with every channel slice gathered (collective over the channel group).
+  std::vector<torch::Tensor> wholeParameters() override;
   LayerComm layerComm() const override { return comm_; }
   ~SpatialNet() override;
   SpatialNet(const SpatialNet&) = delete;  // the thread's time sink points into it
@@ -63,6 +72,7 @@ class SpatialNet final : public BatchExecutor {
   int sampleStart() const;
   // "spatial to layer 'pool3', then samples from 'flatten'": for progress output.
   std::string describe() const override;
+  std::string describeChannels() const;  // the channel axis's part of it (empty: none)
 
  private:
   bool runsSpatially(int index) const;
@@ -76,6 +86,23 @@ class SpatialNet final : public BatchExecutor {
   // sample's mask does not depend on how the batch is split (it equals a one-rank run's).
   torch::Tensor dropout(int index, const torch::Tensor& x) const;
   torch::Tensor targetPart(const torch::Tensor& target, Layout layout, const parallel::SpatialSplit& split) const;
+  // The channel axis (options_.slices): the rule, each output's slicing, the sliced weights.
+  void planChannels();
+  void sliceParameters();
+  void sliceParameter(const torch::Tensor& p, std::int64_t dim, parallel::Slicing slicing);
+  parallel::Slicing inputSlicing(int index) const;  // what a channel-parallel layer's input features hold
+  bool sliced(int layer) const { return !slicing_.empty() && slicing_[layer].channels > 0; }
+  // Layer `index`'s inputs as its channel rule reads them: slices gathered, whole inputs of
+  // filter layers with their gradients completed (a copy of the handles only where one moves).
+  const std::vector<torch::Tensor>& channelInputs(int index, const std::vector<torch::Tensor>& outputs);
+  // Channel-parallel layers: the input channels this rank reads (sliced from a whole input on
+  // the channel axis; FC inputs flattened), and the partial sums of its output summed over the
+  // group, then the bias once.
+  bool channelParallel(int index) const { return !rule_.empty() && rule_[index].channelParallel; }
+  torch::Tensor parallelInput(int index, torch::Tensor x) const;
+  torch::Tensor finishPartial(int index, const torch::Tensor& partial) const;
+  // A layer on whole samples (after the shuffle, or no spatial grid).
+  torch::Tensor applySamples(int index, const std::vector<torch::Tensor>& in);
 
   IrNet net_;
   const parallel::SpatialSplit& split_;
@@ -84,9 +111,18 @@ class SpatialNet final : public BatchExecutor {
   std::vector<const parallel::SpatialSplit*> splitOf_;  // per layer's output
   std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)
   std::vector<int> losses_;
+  std::vector<plan::LayerSplit> rule_;        // per layer, when channels are split
+  std::vector<parallel::Slicing> slicing_;    // per layer's output: channels 0 = whole
+  struct SlicedParameter {
+    torch::Tensor tensor;
+    std::int64_t dim = 0;
+    parallel::Slicing slicing;
+  };
+  std::vector<SlicedParameter> slicedParameters_;
+  std::vector<torch::Tensor> moved_;  // channelInputs' copy
   std::vector<torch::Tensor> converted_;  // per layer: its output shuffled to samples, in this run
-  LayerComm comm_;
-  std::int64_t samples_ = 0;  // the replica batch of this run  // run() counts into .forward, then points the thread's sink at .backward
+  LayerComm comm_;  // run() counts into .forward, then points the thread's sink at .backward
+  std::int64_t samples_ = 0;  // the replica batch of this run
 };
 
 }  // namespace paraxis::train

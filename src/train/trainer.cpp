@@ -94,12 +94,37 @@ std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& exe
   return {sums[0] / sums[2], accuracy};
 }
 
-// The spatial group of this rank's replica (ranks d*S .. d*S + S - 1) and its grid.
-parallel::SpatialSplit spatialSplitOf(const comm::Communicator& comm, const plan::Grid& g, int dims, bool overlap) {
-  if (g.spatial() == 1) return {};
+// The ranks of a grid (data outermost, then the channel-slicing axis, spatial innermost; the
+// rank order plan::Grid lays out) and the groups each rank belongs to.
+struct GridGroups {
+  parallel::SpatialSplit spatial;  // this rank's replica and slice: its spatial blocks
+  parallel::ChannelSplit slices;   // this rank's replica and block: its filter or channel slices
+  comm::Communicator weights;      // every rank holding the same weights: the gradient engine's
+};
+
+int slicingRanks(const plan::Grid& g) { return g.filter * g.channel; }
+
+GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int dims, bool overlap) {
+  const int rank = world.rank(), s = g.spatial(), m = slicingRanks(g);
+  GridGroups out;
   std::vector<int> grid{g.height, g.width};
   if (dims == 3) grid.insert(grid.begin(), g.depth);
-  return {comm.split(comm.rank() / g.spatial(), comm.rank()), grid, overlap};
+  if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
+  out.spatial = {world.split(rank / s, rank), grid, overlap};
+  out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
+  out.weights = m == 1 ? world : world.split((rank / s) % m, rank);
+  return out;
+}
+
+std::unique_ptr<BatchExecutor> executorFor(IrNet net, const plan::Grid& g, const GridGroups& groups,
+                                           const TrainOptions& o) {
+  if (g.modelParallel() == 1) return nullptr;
+  SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
+  if (slicingRanks(g) > 1) {
+    options.slices = &groups.slices;
+    options.filterAxis = g.filter > 1;
+  }
+  return std::make_unique<SpatialNet>(std::move(net), groups.spatial, options);
 }
 
 // One run of runTraining: set up once, then epochs of steps, each step's times added to the
@@ -109,10 +134,11 @@ class Trainer {
   Trainer(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o, std::ostream& out)
       : comm_(comm), model_(model), o_(o), out_(out), threads_(configureTorchThreads(o.threads, comm.size())),
         seeded_((torch::manual_seed(o.seed), true)),  // identical initial weights on every rank
-        data_(loadData(o, model)), grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}), replica_(comm.rank() / grid_.spatial()),
-        split_(spatialSplitOf(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
-        dp_(comm, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay},
-            grid_.spatial() > 1 ? std::make_unique<SpatialNet>(net_, split_, SpatialOptions{o.sampleFrom, o.localBatchNorm, o.layerGrids}) : nullptr),
+        data_(loadData(o, model)),
+        grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}),
+        replica_(comm.rank() / grid_.modelParallel()),
+        groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
+        dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay}, executorFor(net_, grid_, groups_, o)),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
@@ -144,7 +170,7 @@ class Trainer {
     const int epochs = static_cast<int>((total_ + perEpoch_ - 1) / perEpoch_);
     for (int epoch = static_cast<int>(done_ / perEpoch_); epoch < epochs && done_ < total_; ++epoch) runEpoch(epoch);
     dp_.synchronize();
-    if (lead_ && !o_.weightsOut.empty()) writeWeights();
+    if (!o_.weightsOut.empty()) writeWeights();
     return finishReport();
   }
 
@@ -225,9 +251,11 @@ class Trainer {
   }
 
   void writeWeights() {
+    const std::vector<torch::Tensor> whole = dp_.executor().wholeParameters();  // collective
+    if (!lead_) return;
     std::ofstream file(o_.weightsOut, std::ios::binary);
     if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o_.weightsOut));
-    for (const auto& p : dp_.net()->parameters()) {
+    for (const auto& p : whole) {
       const torch::Tensor c = p.detach().contiguous();
       file.write(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
     }
@@ -260,7 +288,7 @@ class Trainer {
   Data data_;
   plan::Grid grid_;
   int replica_;  // this rank's data replica
-  parallel::SpatialSplit split_;  // the replica's spatial group (outlives every backward pass)
+  GridGroups groups_;  // outlive every backward pass
   IrNet net_;
   DataParallelStep dp_;
   bool lead_;
@@ -306,10 +334,13 @@ PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, 
 }
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
-  if (g.pipeline * g.channel * g.filter != 1) {
-    throw ConfigError(fmt::format("grid {}: train runs the data and spatial axes so far (filter, channel and pipeline "
-                                  "are planned, not run)",
+  if (g.pipeline > 1) {
+    throw ConfigError(fmt::format("grid {}: train runs the data, spatial, filter and channel axes so far (pipeline "
+                                  "is planned, not run)",
                                   g.str()));
+  }
+  if (g.filter > 1 && g.channel > 1) {
+    throw ConfigError(fmt::format("grid {}: train splits channels over one axis, filter or channel, not both", g.str()));
   }
   const int dims = model.inputShape().rank();
   if (g.spatial() > 1 && (dims < 2 || (dims == 2 && g.depth > 1))) {

@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 expect_error "unknown strategy 'magic'" plan --strategies magic
-expect_error "filter split over 128 exceeds the 64 filters of layer 'conv1'" plan --strategies filter --gpus 128 --global-batch 128
+expect_error "layer 'conv1' .conv.: 64 output channels cannot be split over 128 ranks" plan --strategies filter --gpus 128 --global-batch 128
 expect_error "global batch 100 does not divide over 64 data-parallel groups" plan --strategies data --gpus 64 --global-batch 100
 expect_error "data=8192 needs 8192 devices; cluster 'abci' has 4352" plan --strategies data --gpus 8192
 expect_error "--gpus: expected a count" plan --gpus lots
@@ -19,7 +19,7 @@ expect_error "lenet.yaml:1: expected name|x|w|y" plan --model-variant paradl --s
 expect_json plan --gpus 8,16 --json
 expect_ok "data\+filter\+spatial +data=8xfilter=2xh=2 +32 " plan --model cosmoflow --grid data=8xfilter=2xh=2
 expect_error "grid 'data=8xq=2': cannot read 'q=2'" plan --grid data=8xq=2
-expect_error "filter on 128 GPUs: filter split over 128 exceeds the 64 filters of layer 'conv1'" plan --grid filter=128 --global-batch 128
+expect_error "filter on 128 GPUs: layer 'conv1' .conv.: 64 output channels cannot be split over 128 ranks .filter=128." plan --grid filter=128 --global-batch 128
 expect_error "--grid: give either --grid or --strategies" plan --grid data=8 --strategies data
 emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
 expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv

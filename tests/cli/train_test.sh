@@ -10,10 +10,11 @@ expect_error "--threads: Value 100000 not in range 0 to 1024" train --threads 10
 expect_error "nope.json: cannot open the strategy file" train --plan nope.json
 strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
 "$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null
-expect_error "grid data=[0-9]+xfilter=[0-9]+: train runs the data and spatial axes so far" train --model small-cnn --plan "$strategy"
+expect_error "grid data=[0-9]+xfilter=[0-9]+ needs 8 ranks but 1 were started" train --model small-cnn --plan "$strategy"
 rm -f "$strategy"
 expect_error "grid h=2 needs 2 ranks but 1 were started" train --model small-cnn --grid h=2
-expect_error "grid filter=2: train runs the data and spatial axes so far" train --grid filter=2
+expect_error "grid filter=2 needs 2 ranks but 1 were started" train --grid filter=2
+expect_error "grid data=2xpipeline=2: train runs the data, spatial, filter and channel axes so far" train --grid data=2xpipeline=2
 expect_error "grid d=2: model 'lenet' takes 1x28x28 samples; a spatial axis needs" train --grid d=2
 expect_error "--grid" train --grid h=2 --plan some.json
 expect_error "--grid: grid 'h=two': cannot read 'h=two'" train --grid h=two

@@ -1,5 +1,6 @@
 // Strategy estimates on a three-layer model, term by term, computed by hand.
 #include "plan/estimator.hpp"
+#include "plan/layer_split.hpp"
 
 #include <gtest/gtest.h>
 
@@ -59,16 +60,41 @@ TEST_F(ThreeLayers, DataParallelComputeAndGradientAllreduceByHand) {
   EXPECT_NEAR(e.timeToTrain, 10 * 100 * e.time.iteration(), 1e-12);
 }
 
-TEST_F(ThreeLayers, FilterParallelGathersTheFcInput) {
+TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);
   ASSERT_TRUE(e.feasible) << e.infeasibleReason;
-  // conv and relu run on 4 of 8 channels; fc needs all 512 inputs: allgather forward,
-  // reduce-scatter of the input gradient backward, for 4 samples.
-  const double fcInput = 512 * 4 * 4.0;
-  EXPECT_NEAR(e.time.layerCollectives, cost::ringAllgather(2, fcInput, kNode) + cost::ringReduceScatter(2, fcInput, kNode),
-              1e-15);
-  EXPECT_EQ(e.time.gradientAllreduce, 0);  // no weights are replicated
+  // conv splits its 8 filters (its input is the data: no gradient to complete), relu runs on
+  // the 4-channel slice, fc takes the slice as its input features (channel-parallel) and
+  // allreduces its partial output: 10 values x 4 samples, once forward.
+  const double fcOutput = 10 * 4 * 4.0;
+  EXPECT_NEAR(e.time.layerCollectives, cost::bestFlatAllreduce(2, fcOutput, kNode).seconds, 1e-15);
+  EXPECT_EQ(e.time.gradientAllreduce, 0);  // no data axis: nothing is reduced across replicas
+  // Each rank holds half of conv's and half of fc's weights.
+  EXPECT_DOUBLE_EQ(e.memory.weights, (288 + 5130) * 4.0 / 2);
+}
+
+// The rule the oracle prices and train executes, on LeNet: filter layers and the channel-parallel
+// layers they pair with alternate, and no slice is ever gathered.
+TEST(LayerSplitRule, FilterAxisPairsLenetsLayers) {
+  const graph::Model lenet = graph::buildZooModel("lenet");
+  const std::vector<LayerSplit> s = splitLayers(lenet, Grid{.filter = 2});
+  const auto at = [&](const char* name) { return s.at(static_cast<std::size_t>(lenet.find(name))); };
+  EXPECT_TRUE(at("conv1").channelSplit);
+  EXPECT_FALSE(at("conv1").completeInputGradient);  // reads the data
+  EXPECT_TRUE(at("relu1").channelSplit && at("pool1").channelSplit);
+  EXPECT_TRUE(at("conv2").channelParallel && !at("conv2").sliceInput && !at("conv2").channelSplit);
+  EXPECT_FALSE(at("flatten").channelSplit || at("flatten").gatherInput);
+  EXPECT_TRUE(at("fc1").channelSplit && at("fc1").completeInputGradient);
+  EXPECT_TRUE(at("dropout").channelSplit);
+  EXPECT_TRUE(at("fc2").channelParallel);
+  for (const LayerSplit& l : s) EXPECT_FALSE(l.gatherInput);
+  // The channel axis: every weighted layer after the first slices its input.
+  const std::vector<LayerSplit> c = splitLayers(lenet, Grid{.channel = 2});
+  EXPECT_FALSE(c.at(static_cast<std::size_t>(lenet.find("conv1"))).channelParallel);
+  for (const char* name : {"conv2", "fc1", "fc2"}) {
+    EXPECT_TRUE(c.at(static_cast<std::size_t>(lenet.find(name))).sliceInput) << name;
+  }
 }
 
 TEST_F(ThreeLayers, ChannelParallelReducesPartialSums) {
@@ -113,7 +139,7 @@ TEST_F(ThreeLayers, LimitsNameWhatBreaks) {
   cluster.nodes = 16;
   cluster.levels.back().ranks = 32;
   EXPECT_EQ(limitViolation(in, {"filter", Grid{.filter = 16}, 16}),
-            "filter split over 16 exceeds the 8 filters of layer 'conv'");
+            "layer 'conv' (conv): 8 output channels cannot be split over 16 ranks (filter=16): some rank would hold none");
   EXPECT_EQ(limitViolation(in, {"data", Grid{.data = 4}, 6}), "global batch 6 does not divide over 4 data-parallel groups");
   EXPECT_EQ(limitViolation(in, {"spatial", Grid{.height = 16}, 4}), "spatial split of height over 16 exceeds the input's height of 8");
   EXPECT_EQ(limitViolation(in, {"pipeline", Grid{.pipeline = 4}, 8, 4}), "4 pipeline stages exceed the 3 layers that compute");

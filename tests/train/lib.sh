@@ -1,6 +1,7 @@
 # The set-up of the training scripts ctest runs (source lib.sh "$@" first): `paraxis`, the
 # `mpirun` command line as an array, `work` (a temporary directory, removed on exit), and the
-# tally: pass, fail MESSAGE, finish (prints "N passed, M failed", exits non-zero on a failure).
+# tally: pass, fail MESSAGE, finish (prints "N passed, M failed", exits non-zero on a failure);
+# and the equivalence check of the grid scripts: weights, difference, equivalent.
 set -u
 paraxis=${1:?usage: SCRIPT PARAXIS MPIRUN [MPIRUN FLAGS...]}
 shift
@@ -15,4 +16,49 @@ finish() {
   echo "$passed passed, $failures failed"
   [ "$failures" -eq 0 ]
   exit $?
+}
+
+# difference A B: the largest difference of two raw float32 weight files, relative to the largest weight.
+difference() {
+  python3 - "$1" "$2" <<'PY'
+import array, sys
+a, b = array.array("f"), array.array("f")
+a.frombytes(open(sys.argv[1], "rb").read()); b.frombytes(open(sys.argv[2], "rb").read())
+assert len(a) == len(b) > 0, (len(a), len(b))
+print(max(abs(x - y) for x, y in zip(a, b)) / max(abs(y) for y in b))
+PY
+}
+
+# weights OUT RANKS ARGS...: train 5 iterations on RANKS ranks (0: without mpirun), weights to OUT.
+weights() {
+  local out=$1 ranks=$2; shift 2
+  local launch=()
+  [ "$ranks" -gt 0 ] && launch=("${mpirun[@]}" -np "$ranks")
+  "${launch[@]}" "$paraxis" train --iterations 5 --synthetic-samples 64 --quiet --no-lr-scaling --lr 0.01 "$@" \
+    --weights-out "$out" >/dev/null
+}
+
+# equivalent NAME BOUND REFERENCE-RANKS REFERENCE-ARGS -- RANKS GRID-ARGS: the two runs' weights
+# differ by less than BOUND (a number, or "noise": twice what 2 threads instead of 1 change).
+equivalent() {
+  local name=$1 bound=$2 refRanks=$3; shift 3
+  local ref=() grid=()
+  while [ "$1" != "--" ]; do ref+=("$1"); shift; done
+  shift
+  local ranks=$1; shift
+  grid=("$@")
+  if ! weights "$work/ref.bin" "$refRanks" --threads 1 "${ref[@]}" || ! weights "$work/grid.bin" "$ranks" --threads 1 "${grid[@]}"; then
+    fail "$name did not train"; return
+  fi
+  if [ "$bound" = noise ]; then
+    weights "$work/threads.bin" "$refRanks" --threads 2 "${ref[@]}" || { fail "$name with 2 threads did not train"; return; }
+    bound=$(python3 -c "import sys; print(2 * float(sys.argv[1]))" "$(difference "$work/ref.bin" "$work/threads.bin")")
+  fi
+  local got; got=$(difference "$work/ref.bin" "$work/grid.bin")
+  echo "$name: weights differ by $got of the largest (bound $bound)"
+  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$got" "$bound"; then
+    pass
+  else
+    fail "$name"
+  fi
 }

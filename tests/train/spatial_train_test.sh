@@ -13,51 +13,6 @@
 # plan --per-layer --emit's plans run as planned; plans train cannot run are refused.
 source "$(dirname "$0")/lib.sh" "$@"
 
-# difference A B: the largest difference of two raw float32 weight files, relative to the largest weight.
-difference() {
-  python3 - "$1" "$2" <<'PY'
-import array, sys
-a, b = array.array("f"), array.array("f")
-a.frombytes(open(sys.argv[1], "rb").read()); b.frombytes(open(sys.argv[2], "rb").read())
-assert len(a) == len(b) > 0, (len(a), len(b))
-print(max(abs(x - y) for x, y in zip(a, b)) / max(abs(y) for y in b))
-PY
-}
-
-# weights OUT RANKS ARGS...: train 5 iterations on RANKS ranks (0: without mpirun), weights to OUT.
-weights() {
-  local out=$1 ranks=$2; shift 2
-  local launch=()
-  [ "$ranks" -gt 0 ] && launch=("${mpirun[@]}" -np "$ranks")
-  "${launch[@]}" "$paraxis" train --iterations 5 --synthetic-samples 64 --quiet --no-lr-scaling --lr 0.01 "$@" \
-    --weights-out "$out" >/dev/null
-}
-
-# equivalent NAME BOUND REFERENCE-RANKS REFERENCE-ARGS -- RANKS GRID-ARGS: the two runs' weights
-# differ by less than BOUND (a number, or "noise": twice what 2 threads instead of 1 change).
-equivalent() {
-  local name=$1 bound=$2 refRanks=$3; shift 3
-  local ref=() grid=()
-  while [ "$1" != "--" ]; do ref+=("$1"); shift; done
-  shift
-  local ranks=$1; shift
-  grid=("$@")
-  if ! weights "$work/ref.bin" "$refRanks" --threads 1 "${ref[@]}" || ! weights "$work/grid.bin" "$ranks" --threads 1 "${grid[@]}"; then
-    fail "$name did not train"; return
-  fi
-  if [ "$bound" = noise ]; then
-    weights "$work/threads.bin" "$refRanks" --threads 2 "${ref[@]}" || { fail "$name with 2 threads did not train"; return; }
-    bound=$(python3 -c "import sys; print(2 * float(sys.argv[1]))" "$(difference "$work/ref.bin" "$work/threads.bin")")
-  fi
-  local got; got=$(difference "$work/ref.bin" "$work/grid.bin")
-  echo "$name: weights differ by $got of the largest (bound $bound)"
-  if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$got" "$bound"; then
-    pass
-  else
-    fail "$name"
-  fi
-}
-
 equivalent "small-cnn h=2" 1e-4 0 --model small-cnn --input 32x32 --batch-per-rank 4 -- 2 --model small-cnn --input 32x32 --batch-per-rank 4 --grid h=2
 equivalent "lenet w=2" 1e-4 0 --model lenet --batch-per-rank 4 -- 2 --model lenet --batch-per-rank 4 --grid w=2
 equivalent "mesh-fcn@128 h=2" 1e-4 0 --model mesh-fcn --input 128x128 --batch-per-rank 4 -- 2 --model mesh-fcn --input 128x128 --batch-per-rank 4 --grid h=2

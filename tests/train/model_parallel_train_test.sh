@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# paraxis train runs filter and channel grids and their products with data and spatial axes,
+# and trains what one rank trains: after 5 iterations the gathered weights (--weights-out)
+# equal the reference run's within 1e-4 relative (float32) for LeNet (conv/FC pairs, flatten,
+# dropout) and small-cnn (batch-norm on channel slices, global pooling), at 2 and 4 ranks;
+# data=2 x filter=2 and data=2 x channel=2 equal data=2; h=2 x filter=2 equals one rank. At 3
+# ranks (11/11/10 channels) the partial sums add in another order than one rank's convolution
+# (at 2 and 4 ranks the blocks of 16 channels keep it), LeNet's ReLUs and max-pool choices then
+# switch within rounding and the difference grows ~100x a step: 1.8e-3 after 5 steps, so there
+# the bound is 1e-2 (a wrong slice moves weights by O(1); the exact equivalence, 1e-9 in
+# float64 at 2, 3 and 4 ranks, is tests/train/channel_net_test.cpp's).
+# A layer with fewer channels than the axis has ranks, a pipeline axis, both channel axes at
+# once, and a grid of another rank count end every rank with one line and exit 2.
+source "$(dirname "$0")/lib.sh" "$@"
+
+lenet=(--model lenet --batch-per-rank 8)
+small=(--model small-cnn --input 32x32 --batch-per-rank 8)
+equivalent "lenet filter=2" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid filter=2
+equivalent "lenet channel=2" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid channel=2
+equivalent "lenet filter=4" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid filter=4
+equivalent "lenet filter=3 (uneven)" 1e-2 0 "${lenet[@]}" -- 3 "${lenet[@]}" --grid filter=3
+equivalent "small-cnn filter=2" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid filter=2
+equivalent "small-cnn channel=2" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid channel=2
+equivalent "lenet data=2xfilter=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xfilter=2
+equivalent "lenet data=2xchannel=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xchannel=2
+equivalent "lenet h=2xfilter=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid filter=2xh=2
+
+# refused RANKS PATTERN ARGS...: every rank prints one line matching PATTERN, exit 2.
+refused() {
+  local ranks=$1 pattern=$2; shift 2
+  "${mpirun[@]}" -np "$ranks" "$paraxis" train --iterations 1 --quiet "$@" >"$work/out" 2>&1
+  local code=$? lines; lines=$(grep -o -- "$pattern" "$work/out" | wc -l)  # ranks' lines may interleave
+  if [ "$code" -ne 0 ] && [ "$lines" -eq "$ranks" ]; then
+    pass
+  else
+    fail "$* on $ranks ranks: exit $code, $lines of $ranks ranks said '$pattern':"; cat "$work/out"
+  fi
+}
+cat >"$work/narrow.yaml" <<'YAML'
+name: narrow
+input: {channels: 1, size: [8, 8]}
+layers:
+  - {name: two, kind: conv, filters: 2, kernel: 3, padding: 1}
+  - {name: relu, kind: relu}
+  - {name: fc, kind: fc, outputs: 4}
+  - {name: loss, kind: softmax_loss}
+YAML
+refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (filter=3)" --model "$work/narrow.yaml" --grid filter=3
+refused 2 "grid pipeline=2: train runs the data, spatial, filter and channel axes so far" --model lenet --grid pipeline=2
+refused 4 "not both" --model lenet --grid filter=2xchannel=2
+refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
+# plan refuses the same layer with the same line.
+if "$paraxis" plan --model "$work/narrow.yaml" --grid filter=3 --gpus 3 >"$work/out" 2>&1; then
+  fail "plan accepted filter=3 on a 2-filter layer"
+elif grep -q "layer 'two' (conv): 2 output channels cannot be split over 3 ranks" "$work/out"; then
+  pass
+else
+  fail "plan's refusal:"; cat "$work/out"
+fi
+finish
