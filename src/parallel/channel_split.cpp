@@ -31,10 +31,12 @@ torch::Tensor allgatherSlices(const ChannelSplit& split, const torch::Tensor& x,
   return redistribute(split.comm, x.contiguous(), p);
 }
 
+// Into a new tensor (the input may be saved for another backward): no copy before the wire.
 torch::Tensor allreduceSum(const ChannelSplit& split, const torch::Tensor& x) {
-  torch::Tensor sum = x.contiguous().clone();
+  const torch::Tensor in = x.contiguous();
+  torch::Tensor sum = torch::empty_like(in, torch::MemoryFormat::Contiguous);
   const auto start = std::chrono::steady_clock::now();
-  comm::allreduce(split.comm, sum.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
+  comm::allreduce(split.comm, in.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
   addCommTime(CommKind::kCollective, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return sum;
 }
