@@ -32,6 +32,7 @@ struct Options : ModelSource {
   GradientCommFlags gradientComm;
   std::string optimizer = "sgd";
   std::string bnStatistics = "global";
+  std::string schedule = "1f1b";
 };
 
 // The strategy the run executed, in the strategy file's schema, so that `paraxis validate`
@@ -100,6 +101,8 @@ void applyPlan(const std::string& path, int ranks, const graph::Model& model, tr
   t.grid = s.grid;
   t.batchPerRank = s.globalBatch / s.grid.data;
   t.comm = s.comm;
+  t.microBatches = s.microBatches;
+  t.schedule = s.schedule;
 }
 
 void run(Options& o, Context& context) {
@@ -115,6 +118,10 @@ void run(Options& o, Context& context) {
     throw ConfigError(fmt::format("--bn-statistics: expected global or local, found '{}'", o.bnStatistics));
   }
   o.train.localBatchNorm = o.bnStatistics == "local";
+  if (o.schedule != "gpipe" && o.schedule != "1f1b") {
+    throw ConfigError(fmt::format("--schedule: expected gpipe or 1f1b, found '{}'", o.schedule));
+  }
+  o.train.schedule = o.schedule == "gpipe" ? plan::PipelineSchedule::kGPipe : plan::PipelineSchedule::kOneFOneB;
   o.train.comm = o.gradientComm.apply(o.train.comm);
   if (o.train.comm.negotiation == Negotiation::kCentralized) {
     throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
@@ -170,6 +177,11 @@ void addTrainCommand(CLI::App& app, Context& context) {
                 "data and spatial axes over the ranks, as plan prints them: data=2xh=2, h=2xw=2, d=2 (default: "
                 "data=<ranks>)")
       ->excludes(plan);
+  c->add_option("--micro-batches", o->train.microBatches,
+                 "pipeline grids: micro-batches per replica batch (default: the largest divisor of the batch up to 4 "
+                 "per stage)")
+      ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--schedule", o->schedule, "pipeline grids: 1f1b (default) or gpipe");
   c->add_option("--bn-statistics", o->bnStatistics,
                  "spatial grids: batch-norm statistics over the spatial group (global, default) or each block (local)");
   c->add_flag("--halo-overlap", o->train.haloOverlap,

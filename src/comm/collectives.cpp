@@ -195,4 +195,24 @@ void recv(const Communicator& comm, void* data, std::size_t count, DataType type
   });
 }
 
+Work isend(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,
+           const PointToPointOptions& options) {
+  const CallInfo info{.op = Operation::kSend, .type = type, .count = count, .bytes = count * elementSize(type),
+                      .root = peer, .tag = options.tag, .deadlineSeconds = options.deadlineSeconds};
+  return comm.state().submit(info, [data, bytes = info.bytes, peer](OpContext& context) {
+    Request r = context.send(data, bytes, peer);
+    context.wait(r);
+  });
+}
+
+Work irecv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
+           const PointToPointOptions& options) {
+  const CallInfo info{.op = Operation::kRecv, .type = type, .count = count, .bytes = count * elementSize(type),
+                      .root = peer, .tag = options.tag, .deadlineSeconds = options.deadlineSeconds};
+  return comm.state().submit(info, [data, bytes = info.bytes, peer](OpContext& context) {
+    Request r = context.recv(data, bytes, peer);
+    context.wait(r);
+  });
+}
+
 }  // namespace paraxis::comm

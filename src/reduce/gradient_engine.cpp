@@ -117,6 +117,7 @@ void GradientEngine::beginStep() {
 }
 
 void GradientEngine::markReady(int parameter) {
+  if (held_) return;
   std::lock_guard lock(core_.mutex);
   const int group = groupOfParameter_[parameter];
   if (--core_.groups[group].pending == 0) {

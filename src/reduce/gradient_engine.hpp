@@ -15,6 +15,7 @@
 // chunk-sparse) is a separate choice. Its collectives run on communicators of its own.
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,6 +68,11 @@ class GradientEngine {
   // All group reductions of the last step (deferred: the last completed one).
   double totalSeconds() const { return deferred() ? active().backgroundSeconds() : times_.total; }
 
+  // Micro-batches (pipelines): while held, gradients accumulate into the buffers without
+  // counting as ready; release before the step's last backward pass, whose gradients complete
+  // the groups.
+  void holdReadiness(bool hold) { held_ = hold; }
+
   void markReady(int parameter);  // called by the hooks
 
  private:
@@ -82,6 +88,7 @@ class GradientEngine {
   std::unique_ptr<Scheduler> afterBackward_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;  // accumulator, key
   bool sparseActive_ = false;
+  std::atomic<bool> held_{false};
   ReductionTimes times_;
 };
 

@@ -18,11 +18,14 @@ DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientC
     : comm_(std::move(comm)), net_(std::move(net)),
       executor_(executor ? std::move(executor) : std::make_unique<PlainExecutor>(net_)), sgd_(sgd) {
   reduce::GradientEngine::Layers layers;
+  bool all = true;
   for (int layer = 0; layer < net_->model().size(); ++layer) {
-    layers.push_back(net_->layerParameters(layer));
+    const bool held = executor_->holdsLayer(layer);
+    all = all && held;
+    layers.push_back(held ? net_->layerParameters(layer) : std::vector<torch::Tensor>{});
     parameters_.insert(parameters_.end(), layers.back().begin(), layers.back().end());
   }
-  check(parameters_.size() == net_->parameters().size(), "every parameter belongs to one IR layer");
+  check(!all || parameters_.size() == net_->parameters().size(), "every parameter belongs to one IR layer");
   engine_ = std::make_unique<reduce::GradientEngine>(comm_, std::move(layers), gradientComm, sgd.momentum);
   for (const auto& p : parameters_) momentum_.push_back(torch::zeros_like(p));
   sparse_ = gradientComm.sparse();
@@ -83,17 +86,22 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
   waiting_ = 0;
   updating_ = 0;
   auto start = Clock::now();
-  // The previous step's pending groups complete as the layers that use them come up.
-  const std::vector<torch::Tensor> outputs = executor_->run(inputs);
-  const torch::Tensor loss = executor_->loss(outputs, targets);
-  synchronize();  // groups of weights the forward did not reach
-  times_.forward = since(start) - waiting_ - updating_;
+  double value = 0;
+  const bool pipelined = scheduledPass(inputs, targets, &value);
+  if (!pipelined) {
+    // The previous step's pending groups complete as the layers that use them come up.
+    const std::vector<torch::Tensor> outputs = executor_->run(inputs);
+    const torch::Tensor loss = executor_->loss(outputs, targets);
+    synchronize();  // groups of weights the forward did not reach
+    times_.forward = since(start) - waiting_ - updating_;
+    engine_->beginStep();
+    start = Clock::now();
+    loss.backward();
+    times_.backward = since(start);
+    value = loss.item<double>();
+  }
   const double carriedWaiting = waiting_;
   const double carriedUpdating = updating_;
-  engine_->beginStep();
-  start = Clock::now();
-  loss.backward();
-  times_.backward = since(start);
   pendingLr_ = lr;
   pendingMomentum_ = !sparse_;
   if (engine_->deferred()) {
@@ -113,7 +121,20 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
     times_.totalCommunication = engine_->totalSeconds();
     times_.update = updating_;
   }
-  return loss.item<double>();
+  return value;
+}
+
+bool DataParallelStep::scheduledPass(const torch::Tensor& inputs, const torch::Tensor& targets, double* loss) {
+  if (!executor_->schedulesMicroBatches()) return false;
+  // Every pending update lands before the buffers are zeroed: a pipeline's backward passes
+  // start while its forwards are still running.
+  synchronize();
+  engine_->beginStep();
+  const BatchExecutor::Pass pass = executor_->forwardBackward(inputs, targets, *engine_);
+  *loss = pass.loss;
+  times_.forward = pass.forwardSeconds;
+  times_.backward = pass.backwardSeconds;
+  return true;
 }
 
 }  // namespace paraxis::train

@@ -66,6 +66,8 @@ class DataParallelStep {
   std::vector<torch::Tensor> momentum_;
   StepTimes times_;
   void update(int group, double lr);
+  // A pass the executor schedules itself (pipeline micro-batches); false when it does not.
+  bool scheduledPass(const torch::Tensor& inputs, const torch::Tensor& targets, double* loss);
   void completeGroup(int group);     // waits for and applies a pending group's update
   std::vector<std::vector<int>> groupsOfLayer_;  // IR layer -> the engine groups of its parameters
   std::vector<std::uint8_t> pending_;            // per group: reduced in the background, not yet applied

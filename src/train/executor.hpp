@@ -10,6 +10,10 @@
 #include "parallel/comm_time.hpp"
 #include "train/ir_module.hpp"
 
+namespace paraxis::reduce {
+class GradientEngine;
+}
+
 namespace paraxis::train {
 
 class BatchExecutor {
@@ -30,6 +34,8 @@ class BatchExecutor {
   // The distributed layers' communication in the last run() and the backward pass after it.
   struct LayerComm {
     parallel::CommTimes forward, backward;
+    double pipelineTransfers = 0;  // pipelines: activations and gradients on the wire
+    double bubble = 0;             // pipelines: this stage idle, waiting for its neighbours
   };
   virtual LayerComm layerComm() const { return {}; }
   // How the model is laid out over the ranks, for progress output (empty: a whole replica).
@@ -37,6 +43,20 @@ class BatchExecutor {
   // The whole model's parameters, as a one-rank run holds them (a collective where ranks hold
   // slices of them).
   virtual std::vector<torch::Tensor> wholeParameters() = 0;
+  // The layers whose weights this rank holds and updates (a pipeline stage's); all by default.
+  virtual bool holdsLayer(int /*layer*/) const { return true; }
+  // Executors that schedule micro-batches themselves (pipelines) run a step's forward and
+  // backward passes in forwardBackward (holding the engine's readiness until the last
+  // backward) and return this rank's loss and its forward and backward compute seconds; for
+  // the others the step runs forward, loss and backward itself.
+  struct Pass {
+    double loss = 0, forwardSeconds = 0, backwardSeconds = 0;
+  };
+  virtual bool schedulesMicroBatches() const { return false; }
+  virtual Pass forwardBackward(const torch::Tensor& /*batch*/, const torch::Tensor& /*target*/,
+                               reduce::GradientEngine& /*engine*/) {
+    return {};
+  }
 };
 
 class PlainExecutor final : public BatchExecutor {

@@ -13,9 +13,11 @@
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
 #include "train/allocation_peak.hpp"
+#include "plan/pipeline_schedule.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/dataset.hpp"
+#include "train/pipeline_net.hpp"
 #include "train/spatial_net.hpp"
 #include "train/torch_runtime.hpp"
 
@@ -100,9 +102,18 @@ struct GridGroups {
   parallel::SpatialSplit spatial;  // this rank's replica and slice: its spatial blocks
   parallel::ChannelSplit slices;   // this rank's replica and block: its filter or channel slices
   comm::Communicator weights;      // every rank holding the same weights: the gradient engine's
+  std::optional<PipelineLinks> pipeline;  // pipeline grids: this stage's links
 };
 
 int slicingRanks(const plan::Grid& g) { return g.filter * g.channel; }
+
+// The micro-batches of a pipeline: as asked, or the largest divisor of the batch up to 4 per stage.
+int microBatchesOf(const TrainOptions& o, const plan::Grid& g) {
+  if (o.microBatches > 0) return o.microBatches;
+  int micro = static_cast<int>(std::min<std::int64_t>(o.batchPerRank, 4LL * g.pipeline));
+  while (micro > 1 && o.batchPerRank % micro != 0) --micro;
+  return micro;
+}
 
 GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int dims, bool overlap) {
   const int rank = world.rank(), s = g.spatial(), m = slicingRanks(g);
@@ -112,13 +123,16 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
   out.spatial = {world.split(rank / s, rank), grid, overlap};
   out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
-  out.weights = m == 1 ? world : world.split((rank / s) % m, rank);
+  const int holders = m * g.pipeline;  // ranks of a replica holding different weights
+  out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
+  if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline);
   return out;
 }
 
 std::unique_ptr<BatchExecutor> executorFor(IrNet net, const plan::Grid& g, const GridGroups& groups,
                                            const TrainOptions& o) {
   if (g.modelParallel() == 1) return nullptr;
+  if (g.pipeline > 1) return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, microBatchesOf(o, g), o.schedule);
   SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
   if (slicingRanks(g) > 1) {
     options.slices = &groups.slices;
@@ -232,6 +246,8 @@ class Trainer {
       t.halo += layers.forward.halo + layers.backward.halo;
       t.shuffle += layers.forward.shuffle + layers.backward.shuffle;
       t.layerCollectives += layers.forward.collectives + layers.backward.collectives;
+      t.pipelineP2P += layers.pipelineTransfers;
+      t.bubble += layers.bubble;
       t.gradientExposed += st.exposedCommunication;
       t.gradientAllreduce += st.totalCommunication;
       t.update += st.update;
@@ -273,7 +289,7 @@ class Trainer {
                                    : static_cast<double>(report_.iterations * report_.globalBatch) / report_.seconds;
     plan::TimeBreakdown& t = report_.time;
     for (double* v : {&t.forward, &t.backwardData, &t.gradientExposed, &t.gradientAllreduce, &t.update, &t.dataLoading,
-                      &t.halo, &t.shuffle, &t.layerCollectives}) {
+                      &t.halo, &t.shuffle, &t.layerCollectives, &t.pipelineP2P, &t.bubble}) {
       *v /= n;
     }
     return report_;
@@ -334,10 +350,15 @@ PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, 
 }
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
-  if (g.pipeline > 1) {
-    throw ConfigError(fmt::format("grid {}: train runs the data, spatial, filter and channel axes so far (pipeline "
-                                  "is planned, not run)",
+  if (g.pipeline > 1 && g.pipeline * g.data != g.total()) {
+    throw ConfigError(fmt::format("grid {}: train runs a pipeline with the data axis only so far (spatial, filter and "
+                                  "channel axes within a stage are planned, not run)",
                                   g.str()));
+  }
+  if (g.pipeline > 1) {
+    if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
+      throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));
+    }
   }
   if (g.filter > 1 && g.channel > 1) {
     throw ConfigError(fmt::format("grid {}: train splits channels over one axis, filter or channel, not both", g.str()));

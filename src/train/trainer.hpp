@@ -30,6 +30,10 @@ struct TrainOptions {
   std::vector<std::vector<int>> layerGrids;  // a per-layer plan's spatial grid of each layer (empty: the grid's)
   bool haloOverlap = false;  // compute a block's interior while its halos travel (halo_conv.hpp)
   bool localBatchNorm = false;  // spatial grids: batch-norm statistics of each block alone
+  // Pipeline grids: micro-batches per replica batch (0: the largest divisor of the batch up to
+  // 4 per stage) and the schedule.
+  int microBatches = 0;
+  plan::PipelineSchedule schedule = plan::PipelineSchedule::kOneFOneB;
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
   double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled

@@ -14,7 +14,8 @@ expect_error "grid data=[0-9]+xfilter=[0-9]+ needs 8 ranks but 1 were started" t
 rm -f "$strategy"
 expect_error "grid h=2 needs 2 ranks but 1 were started" train --model small-cnn --grid h=2
 expect_error "grid filter=2 needs 2 ranks but 1 were started" train --grid filter=2
-expect_error "grid data=2xpipeline=2: train runs the data, spatial, filter and channel axes so far" train --grid data=2xpipeline=2
+expect_error "grid data=2xpipeline=2 needs 4 ranks but 1 were started" train --grid data=2xpipeline=2
+expect_error "--schedule: expected gpipe or 1f1b, found 'zigzag'" train --schedule zigzag
 expect_error "grid d=2: model 'lenet' takes 1x28x28 samples; a spatial axis needs" train --grid d=2
 expect_error "--grid" train --grid h=2 --plan some.json
 expect_error "--grid: grid 'h=two': cannot read 'h=two'" train --grid h=two

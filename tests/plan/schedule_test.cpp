@@ -2,8 +2,11 @@
 
 #include "plan/gradient_schedule.hpp"
 #include "plan/pipeline_partition.hpp"
+#include "plan/pipeline_schedule.hpp"
 #include "plan/statistical.hpp"
 #include "core/error.hpp"
+#include "graph/yaml_loader.hpp"
+#include "graph/zoo/zoo.hpp"
 
 namespace paraxis::plan {
 namespace {
@@ -84,6 +87,68 @@ TEST(Statistical, FlatThenGrowingAndAnchored) {
   EXPECT_DOUBLE_EQ(table.epochs(26112), 90);  // beyond the table, steps stop falling
   EXPECT_EQ(parseEpochsAt("8192=90"), (std::pair<double, double>{8192, 90}));
   EXPECT_THROW(parseEpochsAt("8192:90"), ConfigError);
+}
+
+// Every stage's instruction stream: each micro-batch once forward, once backward, its backward
+// after its forward; GPipe holds every micro-batch at once, 1F1B at most stages - stage; the
+// streams agree on the order of what crosses each boundary (forwards in micro-batch order on
+// both sides; backwards in one order on both sides).
+TEST(PipelineSteps, EachMicroBatchOnceEachWayInFlightBounded) {
+  for (PipelineSchedule schedule : {PipelineSchedule::kGPipe, PipelineSchedule::kOneFOneB}) {
+    for (int stages : {2, 3, 4}) {
+      for (int micro : {1, 2, 4, 8}) {
+        std::vector<int> backwardOrder;
+        for (int stage = 0; stage < stages; ++stage) {
+          const std::vector<PipelineStep> steps = pipelineSteps(schedule, stages, stage, micro);
+          ASSERT_EQ(steps.size(), static_cast<std::size_t>(2 * micro));
+          std::vector<int> forwards, backwards;
+          int inFlight = 0, most = 0;
+          for (const PipelineStep& s : steps) {
+            (s.forward ? forwards : backwards).push_back(s.micro);
+            inFlight += s.forward ? 1 : -1;
+            most = std::max(most, inFlight);
+            if (!s.forward) {
+              EXPECT_NE(std::find(forwards.begin(), forwards.end(), s.micro), forwards.end());
+            }
+          }
+          for (int k = 0; k < micro; ++k) EXPECT_EQ(forwards[static_cast<std::size_t>(k)], k);
+          if (stage == 0) backwardOrder = backwards;
+          EXPECT_EQ(backwards, backwardOrder);
+          EXPECT_EQ(most, schedule == PipelineSchedule::kGPipe ? micro : std::min(micro, stages - stage));
+        }
+      }
+    }
+  }
+  // 1F1B on 2 stages, 4 micro-batches, the first stage: F0 F1 B0 F2 B1 F3 B2 B3.
+  const std::vector<PipelineStep> first = pipelineSteps(PipelineSchedule::kOneFOneB, 2, 0, 4);
+  const std::vector<PipelineStep> expected{{true, 0}, {true, 1}, {false, 0}, {true, 2},
+                                           {false, 1}, {true, 3}, {false, 2}, {false, 3}};
+  EXPECT_EQ(first, expected);
+}
+
+TEST(PipelineSteps, ModelStagesAreContiguousAndProblemsNamed) {
+  const graph::Model lenet = graph::buildZooModel("lenet");
+  const std::vector<int> stages = modelStages(lenet, 3);
+  EXPECT_EQ(stages.front(), 0);
+  EXPECT_EQ(stages.back(), 2);
+  for (std::size_t i = 1; i < stages.size(); ++i) EXPECT_TRUE(stages[i] == stages[i - 1] || stages[i] == stages[i - 1] + 1);
+  EXPECT_EQ(pipelineProblem(lenet, 3), "");
+  EXPECT_EQ(pipelineProblem(lenet, 20), "20 pipeline stages exceed the 11 layers of model 'lenet' that compute");
+  const graph::Model aux = graph::loadModelText(R"(name: aux
+input: {channels: 1, size: [16, 16]}
+layers:
+  - {name: conv1, kind: conv, filters: 8, kernel: 3, padding: 1}
+  - {name: relu1, kind: relu}
+  - {name: auxfc, kind: fc, outputs: 10}
+  - {name: auxloss, kind: softmax_loss}
+  - {name: conv2, kind: conv, filters: 32, kernel: 3, padding: 1, inputs: [relu1]}
+  - {name: relu2, kind: relu}
+  - {name: conv3, kind: conv, filters: 32, kernel: 3, padding: 1}
+  - {name: fc, kind: fc, outputs: 10}
+  - {name: loss, kind: softmax_loss}
+)", "aux.yaml");
+  EXPECT_EQ(pipelineProblem(aux, 2),
+            "layer 'auxloss' (softmax_loss): a loss layer in pipeline stage 1 of 2; train runs every loss in the last stage");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# paraxis train runs filter and channel grids and their products with data and spatial axes,
-# and trains what one rank trains: after 5 iterations the gathered weights (--weights-out)
+# paraxis train runs filter, channel and pipeline grids and their products with data (and
+# filter or channel with spatial axes), and trains what one rank trains: after 5 iterations the gathered weights (--weights-out)
 # equal the reference run's within 1e-4 relative (float32) for LeNet (conv/FC pairs, flatten,
 # dropout) and small-cnn (batch-norm on channel slices, global pooling), at 2 and 4 ranks;
 # data=2 x filter=2 and data=2 x channel=2 equal data=2; h=2 x filter=2 equals one rank. At 3
@@ -9,8 +9,11 @@
 # switch within rounding and the difference grows ~100x a step: 1.8e-3 after 5 steps, so there
 # the bound is 1e-2 (a wrong slice moves weights by O(1); the exact equivalence, 1e-9 in
 # float64 at 2, 3 and 4 ranks, is tests/train/channel_net_test.cpp's).
-# A layer with fewer channels than the axis has ranks, a pipeline axis, both channel axes at
-# once, and a grid of another rank count end every rank with one line and exit 2.
+# Pipelines: LeNet on 2 stages under 1F1B and GPipe with 4 micro-batches, on 3 stages with 1,
+# and data=2 x pipeline=2 against data=2, within 1e-4.
+# A layer with fewer channels than the axis has ranks, more stages than layers, a pipeline with
+# a spatial axis, both channel axes at once, and a grid of another rank count end every rank
+# with one line and exit 2.
 source "$(dirname "$0")/lib.sh" "$@"
 
 lenet=(--model lenet --batch-per-rank 8)
@@ -24,6 +27,10 @@ equivalent "small-cnn channel=2" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid 
 equivalent "lenet data=2xfilter=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xfilter=2
 equivalent "lenet data=2xchannel=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xchannel=2
 equivalent "lenet h=2xfilter=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid filter=2xh=2
+equivalent "lenet pipeline=2 1f1b m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid pipeline=2 --micro-batches 4
+equivalent "lenet pipeline=2 gpipe m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid pipeline=2 --micro-batches 4 --schedule gpipe
+equivalent "lenet pipeline=3 m=1" 1e-4 0 "${lenet[@]}" -- 3 "${lenet[@]}" --grid pipeline=3 --micro-batches 1
+equivalent "lenet data=2xpipeline=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xpipeline=2 --micro-batches 2
 
 # refused RANKS PATTERN ARGS...: every rank prints one line matching PATTERN, exit 2.
 refused() {
@@ -46,7 +53,8 @@ layers:
   - {name: loss, kind: softmax_loss}
 YAML
 refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (filter=3)" --model "$work/narrow.yaml" --grid filter=3
-refused 2 "grid pipeline=2: train runs the data, spatial, filter and channel axes so far" --model lenet --grid pipeline=2
+refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute" --model "$work/narrow.yaml" --grid pipeline=5
+refused 4 "train runs a pipeline with the data axis only so far" --model lenet --grid pipeline=2xh=2
 refused 4 "not both" --model lenet --grid filter=2xchannel=2
 refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
 # plan refuses the same layer with the same line.

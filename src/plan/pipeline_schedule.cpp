@@ -1,0 +1,58 @@
+#include "plan/pipeline_schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "plan/pipeline_partition.hpp"
+
+namespace paraxis::plan {
+
+std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, int stage, int micro) {
+  std::vector<PipelineStep> steps;
+  if (schedule == PipelineSchedule::kGPipe) {
+    for (int k = 0; k < micro; ++k) steps.push_back({true, k});
+    for (int k = micro - 1; k >= 0; --k) steps.push_back({false, k});
+    return steps;
+  }
+  const int warmup = std::min(stages - stage - 1, micro);
+  int forward = 0, backward = 0;
+  while (forward < warmup) steps.push_back({true, forward++});
+  while (forward < micro) {
+    steps.push_back({true, forward++});
+    steps.push_back({false, backward++});
+  }
+  while (backward < micro) steps.push_back({false, backward++});
+  return steps;
+}
+
+std::vector<int> modelStages(const graph::Model& model, int stages) {
+  std::vector<double> flops;
+  for (const graph::Layer& l : model.layers()) {
+    flops.push_back(std::max(1.0, l.counts.forwardFlops + l.counts.backwardDataFlops + l.counts.backwardWeightFlops));
+  }
+  return partitionStages(flops, stages);
+}
+
+std::string pipelineProblem(const graph::Model& model, int stages) {
+  if (stages <= 1) return {};
+  int computing = 0;
+  for (const graph::Layer& l : model.layers()) computing += l.counts.forwardFlops > 0 ? 1 : 0;
+  if (stages > computing) {
+    return fmt::format("{} pipeline stages exceed the {} layers of model '{}' that compute", stages, computing,
+                       model.name());
+  }
+  const std::vector<int> stage = modelStages(model, stages);
+  for (int i = 0; i < model.size(); ++i) {
+    const graph::Layer& l = model.layer(i);
+    const bool loss = l.kind == graph::LayerKind::kSoftmaxLoss || l.kind == graph::LayerKind::kMseLoss;
+    if (loss && stage[i] != stages - 1) {
+      return fmt::format("layer '{}' ({}): a loss layer in pipeline stage {} of {}; train runs every loss in the last "
+                         "stage",
+                         l.name, graph::kindName(l.kind), stage[i] + 1, stages);
+    }
+  }
+  return {};
+}
+
+}  // namespace paraxis::plan

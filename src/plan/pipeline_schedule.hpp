@@ -1,0 +1,33 @@
+#pragma once
+// Pipeline execution plans shared by the oracle and train: which layers each stage runs (the
+// balanced contiguous partition of pipeline_partition.hpp over each layer's training FLOPs) and
+// the order in which a stage runs its micro-batches' forward and backward passes.
+#include <string>
+#include <vector>
+
+#include "graph/model.hpp"
+#include "plan/strategy.hpp"
+
+namespace paraxis::plan {
+
+struct PipelineStep {
+  bool forward = true;
+  int micro = 0;
+  bool operator==(const PipelineStep&) const = default;
+};
+
+// Stage `stage` of `stages`, `micro` micro-batches. GPipe: every forward, then every backward
+// (last micro-batch first). 1F1B (PipeDream-flush): min(stages - stage - 1, micro) forwards to
+// fill the pipe, then one forward and one backward in turn, then the remaining backwards; at
+// most stages - stage micro-batches are in flight.
+std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, int stage, int micro);
+
+// Each layer's stage: partitionStages over the layers' forward + backward FLOPs (a layer
+// without FLOPs weighs as one FLOP, so it stays with its neighbours).
+std::vector<int> modelStages(const graph::Model& model, int stages);
+
+// One line naming what keeps `model` from running as `stages` stages (more stages than layers
+// that compute, a loss layer outside the last stage); empty when nothing does.
+std::string pipelineProblem(const graph::Model& model, int stages);
+
+}  // namespace paraxis::plan

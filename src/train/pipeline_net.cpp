@@ -1,0 +1,278 @@
+#include "train/pipeline_net.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+
+#include "comm/allreduce.hpp"
+#include "comm/collectives.hpp"
+#include "core/error.hpp"
+#include "parallel/spatial_split.hpp"
+#include "plan/pipeline_schedule.hpp"
+#include "reduce/gradient_engine.hpp"
+
+namespace paraxis::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+bool isLoss(graph::LayerKind k) { return k == graph::LayerKind::kSoftmaxLoss || k == graph::LayerKind::kMseLoss; }
+
+// Releases the engine's readiness however the step ends.
+struct ReadinessHold {
+  explicit ReadinessHold(reduce::GradientEngine& e) : engine(e) { engine.holdReadiness(true); }
+  ~ReadinessHold() { engine.holdReadiness(false); }
+  ReadinessHold(const ReadinessHold&) = delete;
+  ReadinessHold& operator=(const ReadinessHold&) = delete;
+  reduce::GradientEngine& engine;
+};
+
+}  // namespace
+
+struct PipelineNet::InFlight {
+  std::vector<torch::Tensor> leaves;  // the received tensors, whose gradients go back
+  std::vector<torch::Tensor> roots;   // the sent outputs, whose gradients come back
+  torch::Tensor loss;                 // the last stage's, weighted by the micro-batch's share
+};
+
+struct PipelineNet::Buffers {
+  std::vector<std::vector<torch::Tensor>> activations, gradients;  // [micro][boundary tensor]
+  std::vector<std::vector<comm::Work>> activationWork, gradientWork;
+  std::vector<torch::Tensor> sending;  // alive until their sends complete
+  std::vector<comm::Work> sends;
+};
+
+PipelineLinks pipelineLinks(const comm::Communicator& world, int stages) {
+  const int rank = world.rank(), stage = rank % stages, replica = rank / stages;
+  PipelineLinks links{world.split(replica, stage), {}, {}, {}, {}};
+  // Links (0,1), (2,3), ... then (1,2), (3,4), ...: one split per parity and direction.
+  for (int parity : {0, 1}) {
+    const int link = parity == 0 ? stage / 2 : (stage + 1) / 2;
+    for (bool activations : {true, false}) {
+      comm::Communicator c = world.split(replica * stages + link, stage);
+      if (c.size() != 2) continue;
+      const bool lower = c.rank() == 0;
+      if (activations) {
+        (lower ? links.activationsOut : links.activationsIn) = c;
+      } else {
+        (lower ? links.gradientsIn : links.gradientsOut) = c;
+      }
+    }
+  }
+  return links;
+}
+
+PipelineNet::PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule)
+    : net_(std::move(net)), links_(links), micro_(microBatches), schedule_(schedule), stage_(links.stages.rank()) {
+  const graph::Model& model = net_->model();
+  const int stages = links.stages.size();
+  if (std::string problem = plan::pipelineProblem(model, stages); !problem.empty()) throw ConfigError(problem);
+  stageOf_ = plan::modelStages(model, stages);
+  std::vector<int> lastConsumer(model.size(), -1);
+  for (int c = 1; c < model.size(); ++c) {
+    for (int j : model.layer(c).inputs) lastConsumer[j] = std::max(lastConsumer[j], stageOf_[c]);
+  }
+  for (int j = 0; j < model.size(); ++j) {
+    if (stageOf_[j] < stage_ && lastConsumer[j] >= stage_) received_.push_back(j);
+    if (stageOf_[j] <= stage_ && lastConsumer[j] > stage_) sent_.push_back(j);
+  }
+}
+
+std::vector<std::int64_t> PipelineNet::shapeOf(int layer, std::int64_t samples) const {
+  const graph::TensorShape& s = net_->model().layer(layer).output;
+  std::vector<std::int64_t> shape{samples, s.channels};
+  shape.insert(shape.end(), s.spatial.begin(), s.spatial.end());
+  return shape;
+}
+
+void PipelineNet::forwardLayers(std::vector<torch::Tensor>& outputs) {
+  const graph::Model& model = net_->model();
+  for (int i = 1; i < model.size(); ++i) {
+    if (stageOf_[i] != stage_ || isLoss(model.layer(i).kind)) continue;
+    net_->beforeLayer(i);
+    outputs[i] = net_->applyLayer(i, outputs);
+  }
+}
+
+torch::Tensor PipelineNet::await(const comm::Work& work, const torch::Tensor& buffer) {
+  const auto start = Clock::now();
+  work.wait();
+  waited_ += since(start);
+  return buffer;
+}
+
+void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch::Tensor& target, Buffers& b,
+                              InFlight& f) {
+  const std::int64_t size = batch_ / micro_;
+  std::vector<torch::Tensor> outputs(net_->model().size());
+  if (stage_ == 0) outputs[0] = batch.narrow(0, micro * size, size);
+  for (std::size_t k = 0; k < received_.size(); ++k) {
+    f.leaves.push_back(await(b.activationWork[micro][k], b.activations[micro][k]).requires_grad_(true));
+    outputs[received_[k]] = f.leaves.back().clone();  // the stage's layers may work in place
+  }
+  forwardLayers(outputs);
+  if (last()) {
+    f.loss = net_->loss(outputs, target.narrow(0, micro * size, size)) *
+             (static_cast<double>(size) / static_cast<double>(batch_));
+    return;
+  }
+  for (int j : sent_) {
+    f.roots.push_back(outputs[j]);
+    const torch::Tensor& c = b.sending.emplace_back(outputs[j].detach().contiguous());
+    b.sends.push_back(comm::isend(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
+                                  parallel::commTypeOf(c), 1));
+  }
+}
+
+void PipelineNet::backwardPass(int micro, Buffers& b, InFlight& f) {
+  if (last()) {
+    f.loss.backward();
+  } else {
+    std::vector<torch::Tensor> roots, grads;
+    for (std::size_t k = 0; k < sent_.size(); ++k) {
+      const torch::Tensor g = await(b.gradientWork[micro][k], b.gradients[micro][k]);
+      if (!f.roots[k].requires_grad()) continue;
+      roots.push_back(f.roots[k]);
+      grads.push_back(g);
+    }
+    if (!roots.empty()) torch::autograd::backward(roots, grads);
+  }
+  for (const torch::Tensor& leaf : f.leaves) {
+    const torch::Tensor& c =
+        b.sending.emplace_back(leaf.grad().defined() ? leaf.grad().contiguous() : torch::zeros_like(leaf));
+    b.sends.push_back(comm::isend(*links_.gradientsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
+                                  parallel::commTypeOf(c), 0));
+  }
+  f = {};
+}
+
+BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, const torch::Tensor& target,
+                                                 reduce::GradientEngine& engine) {
+  batch_ = batch.size(0);
+  if (batch_ % micro_ != 0) {
+    throw ConfigError(fmt::format("a replica batch of {} does not divide into {} micro-batches", batch_, micro_));
+  }
+  const std::vector<plan::PipelineStep> steps = pipelineSteps(schedule_, links_.stages.size(), stage_, micro_);
+  const torch::TensorOptions options = torch::TensorOptions().dtype(net_->parameters().front().scalar_type());
+  Buffers b;
+  b.activations.resize(micro_);
+  b.activationWork.resize(micro_);
+  b.gradients.resize(micro_);
+  b.gradientWork.resize(micro_);
+  // Every receive of the step posted now, in the order the neighbour sends.
+  for (int k = 0; k < micro_; ++k) {
+    for (int j : received_) {
+      const torch::Tensor& t = b.activations[k].emplace_back(torch::empty(shapeOf(j, batch_ / micro_), options));
+      b.activationWork[k].push_back(comm::irecv(*links_.activationsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
+                                                parallel::commTypeOf(t), 0));
+    }
+  }
+  for (const plan::PipelineStep& s : steps) {
+    if (s.forward) continue;
+    for (int j : sent_) {
+      const torch::Tensor& t = b.gradients[s.micro].emplace_back(torch::empty(shapeOf(j, batch_ / micro_), options));
+      b.gradientWork[s.micro].push_back(comm::irecv(*links_.gradientsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
+                                                    parallel::commTypeOf(t), 1));
+    }
+  }
+  std::vector<InFlight> flights(micro_);
+  Pass pass;
+  waited_ = 0;
+  {
+    ReadinessHold hold(engine);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const plan::PipelineStep& s = steps[i];
+      if (i + 1 == steps.size()) engine.holdReadiness(false);  // the last backward completes the gradients
+      const auto start = Clock::now();
+      const double waitedBefore = waited_;
+      if (s.forward) {
+        forwardPass(s.micro, batch, target, b, flights[s.micro]);
+        pass.forwardSeconds += since(start) - (waited_ - waitedBefore);
+      } else {
+        if (last()) pass.loss += flights[s.micro].loss.item<double>();
+        backwardPass(s.micro, b, flights[s.micro]);
+        pass.backwardSeconds += since(start) - (waited_ - waitedBefore);
+      }
+    }
+  }
+  comm_ = {};
+  for (const comm::Work& w : b.sends) {
+    const auto start = Clock::now();
+    w.wait();
+    waited_ += since(start);
+    comm_.pipelineTransfers += w.seconds();
+  }
+  comm_.bubble = waited_;
+  return pass;
+}
+
+std::vector<torch::Tensor> PipelineNet::run(const torch::Tensor& batch) {
+  const graph::Model& model = net_->model();
+  const std::int64_t n = batch.size(0);
+  std::vector<torch::Tensor> outputs(model.size());
+  if (stage_ == 0) outputs[0] = batch;
+  for (int j : received_) {
+    outputs[j] = torch::empty(shapeOf(j, n), batch.options().dtype(net_->parameters().front().scalar_type()));
+    comm::recv(*links_.activationsIn, outputs[j].data_ptr(), static_cast<std::size_t>(outputs[j].numel()),
+               parallel::commTypeOf(outputs[j]), 0);
+  }
+  forwardLayers(outputs);
+  for (int j : sent_) {
+    const torch::Tensor c = outputs[j].contiguous();
+    comm::send(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()), parallel::commTypeOf(c), 1);
+  }
+  // The main loss's input, from the last stage to every stage.
+  int input = model.size() - 1;
+  for (int i = 0; i < model.size(); ++i) {
+    if (isLoss(model.layer(i).kind)) input = model.layer(i).inputs.front();
+  }
+  torch::Tensor prediction = last() ? outputs[input].contiguous()
+                                    : torch::empty(shapeOf(input, n), batch.options().dtype(net_->parameters().front().scalar_type()));
+  comm::broadcast(links_.stages, prediction.data_ptr(), static_cast<std::size_t>(prediction.numel()),
+                  parallel::commTypeOf(prediction), {.root = links_.stages.size() - 1});
+  outputs[input] = prediction;
+  return outputs;
+}
+
+torch::Tensor PipelineNet::loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) {
+  return net_->loss(outputs, target);
+}
+
+double PipelineNet::replicaLoss(double local) {
+  comm::broadcast(links_.stages, &local, 1, comm::DataType::kF64, {.root = links_.stages.size() - 1});
+  return local;
+}
+
+std::vector<torch::Tensor> PipelineNet::wholeParameters() {
+  std::vector<torch::Tensor> out;
+  for (int i = 0; i < net_->model().size(); ++i) {
+    for (const torch::Tensor& p : net_->layerParameters(i)) {
+      torch::Tensor t = p.detach().clone().contiguous();
+      comm::broadcast(links_.stages, t.data_ptr(), static_cast<std::size_t>(t.numel()), parallel::commTypeOf(t),
+                      {.root = stageOf_[i]});
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+std::string PipelineNet::describe() const {
+  const graph::Model& model = net_->model();
+  std::vector<std::string> ranges;
+  for (int s = 0; s < links_.stages.size(); ++s) {
+    int first = -1, lastLayer = -1;
+    for (int i = 0; i < model.size(); ++i) {
+      if (stageOf_[i] != s) continue;
+      if (first < 0) first = i;
+      lastLayer = i;
+    }
+    ranges.push_back(fmt::format("'{}'..'{}'", model.layer(first).name, model.layer(lastLayer).name));
+  }
+  return fmt::format("{} stages ({}), {} micro-batches, {}", ranges.size(), fmt::join(ranges, " | "), micro_,
+                     plan::scheduleName(schedule_));
+}
+
+}  // namespace paraxis::train
