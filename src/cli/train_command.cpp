@@ -1,6 +1,8 @@
-// paraxis train: data-parallel and spatial training on LibTorch over the communication runtime.
+// paraxis train: data-parallel, spatial, filter, channel and pipeline training on LibTorch over
+// the communication runtime.
 //   mpirun -np N paraxis train --model lenet --data fashion-mnist --epochs 3
 //   mpirun -np 4 paraxis train --model cosmoflow --input 64x64x64 --grid data=2xh=2
+//   mpirun -np 4 paraxis train --model vgg16 --input 32x32 --grid data=2xpipeline=2 --micro-batches 4
 // Without mpirun it runs as one rank.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -174,8 +176,8 @@ void addTrainCommand(CLI::App& app, Context& context) {
   CLI::Option* plan =
       c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (grid, batch and gradient settings)");
   c->add_option("--grid", o->grid,
-                "data and spatial axes over the ranks, as plan prints them: data=2xh=2, h=2xw=2, d=2 (default: "
-                "data=<ranks>)")
+                "axes over the ranks, as plan prints them: data=2xh=2, filter=2xh=2, data=2xchannel=2, "
+                "data=2xpipeline=2 (default: data=<ranks>)")
       ->excludes(plan);
   c->add_option("--micro-batches", o->train.microBatches,
                  "pipeline grids: micro-batches per replica batch (default: the largest divisor of the batch up to 4 "

@@ -1,7 +1,8 @@
 #pragma once
 // The training loop behind `paraxis train`: data-parallel over the communicator, or over a
-// grid of data replicas x spatial blocks (each replica's samples split spatially over a group
-// of ranks, spatial_net.hpp), with the gradient engine, SGD with momentum, warm-up and a step or cosine schedule, a test split
+// grid of data replicas x a model-parallel group per replica (spatial blocks and filter or
+// channel slices: spatial_net.hpp; pipeline stages: pipeline_net.hpp), with the gradient
+// engine over the ranks holding the same weights, SGD with momentum, warm-up and a step or cosine schedule, a test split
 // evaluated at every epoch end, progress on rank 0, and the measured breakdown in the
 // oracle's vocabulary. Torch stays in trainer.cpp.
 #include <cstdint>
@@ -21,7 +22,7 @@ struct TrainOptions {
   std::string data = "synthetic";  // synthetic, fashion-mnist, or a directory of IDX files
   std::int64_t syntheticSamples = 0;  // 0: defaultSyntheticSamples of the model's input
   std::int64_t batchPerRank = 32;  // per data replica (a spatial group shares its replica's)
-  // Data and spatial axes (data outermost, rank = replica x spatial ranks + spatial rank);
+  // The grid (data outermost, then pipeline, channel, filter, d, h, w: plan::Grid's order);
   // none: every rank a data replica.
   std::optional<plan::Grid> grid;
   // A spatial grid's layers from this IR layer on run on whole samples (a per-layer plan's

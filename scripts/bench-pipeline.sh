@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Pipelines and hybrids measured, a benchmark (not a test):
+#   bubble  2 stages under 1F1B with m = 4 and 8 micro-batches, alternating runs: the measured
+#           bubble fraction of stage 0 (time idle waiting for its neighbour over idle + compute)
+#           against the schedule's (p - 1) / (m + p - 1);
+#   hosts   data=2 x pipeline=2 and data=2 x filter=2 on 2 network-namespace hosts x 2 ranks
+#           (scripts/netns-hosts.sh, 1 Gbit/s), each with the oracle's prediction beside it
+#           (paraxis validate on its report, cluster 'local').
+#
+#   scripts/bench-pipeline.sh [RUNS] [bubble|hosts|both] [MODEL INPUT BATCH]
+set -euo pipefail
+runs=${1:-3}
+what=${2:-both}
+model=${3:-vgg16}
+input=${4:-32x32}
+batch=${5:-32}
+root=$(cd "$(dirname "$0")/.." && pwd)
+paraxis=$root/build/paraxis
+work=$(mktemp -d /tmp/paraxis-bench-pipeline.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+common=(train --model "$model" --input "$input" --batch-per-rank "$batch" --iterations 7
+        --synthetic-samples $((batch * 8)) --threads 1 --quiet)
+
+if [ "$what" != hosts ]; then
+  for ((i = 1; i <= runs; i++)); do
+    for m in 4 8; do
+      mpirun --allow-run-as-root --bind-to none --mca btl self,vader -np 2 "$paraxis" "${common[@]}" \
+        --grid pipeline=2 --micro-batches "$m" --report "$work/m$m.$i.json" >/dev/null
+      echo "  run $i m=$m done" >&2
+    done
+  done
+  python3 - "$work" "$runs" <<'PY'
+import json, statistics, sys
+work, runs = sys.argv[1], int(sys.argv[2])
+for m in (4, 8):
+    fractions, seconds = [], []
+    for i in range(1, runs + 1):
+        r = json.load(open(f"{work}/m{m}.{i}.json"))
+        t = r["time"]
+        busy = t["forward"] + t["backward_data"] + t["backward_weight"]
+        fractions.append(t["bubble"] / (t["bubble"] + busy))
+        seconds.append(r["global_batch"] / r["samples_per_second"])
+    ideal = 1 / (m + 1)
+    f = statistics.median(fractions)
+    print(f"pipeline=2, m={m}: bubble fraction {f:.3f} (median of {runs}; rounds {', '.join(f'{x:.3f}' for x in fractions)}) "
+          f"against (p-1)/(m+p-1) = {ideal:.3f}: {f / ideal - 1:+.0%}; {statistics.median(seconds):.3f} s/iteration")
+PY
+  echo "the oracle's prediction of the last m=8 run (cluster 'local'):"
+  "$paraxis" validate --measured "$work/m8.$runs.json" --cluster local 2>&1 | tail -3 | sed 's/^/  /'
+fi
+
+if [ "$what" != bubble ]; then
+  small=(train --model lenet --batch-per-rank 32 --iterations 12 --synthetic-samples 512 --threads 1 --quiet)
+  for grid in data=2xpipeline=2 data=2xfilter=2; do
+    bash "$root/scripts/netns-hosts.sh" with 2 1gbit 2 -- "$paraxis" "${small[@]}" --grid "$grid" \
+      --report "$work/$grid.json" >/dev/null
+    echo "$grid on 2 hosts x 2 ranks: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.1f ms/iteration, %.0f samples/s" % (1e3 * r["global_batch"] / r["samples_per_second"], r["samples_per_second"]))' "$work/$grid.json")"
+    "$paraxis" validate --measured "$work/$grid.json" --cluster local 2>&1 | tail -3 | sed 's/^/  /'
+  done
+fi
