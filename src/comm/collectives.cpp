@@ -175,44 +175,46 @@ void barrier(const Communicator& comm, double deadlineSeconds) {
   });
 }
 
+namespace {
+
+// One message as an operation: its identity (the peer as root) and its body, run inline by
+// send/recv or on the progress thread by isend/irecv: `out` is sent, or `in` filled.
+CallInfo messageInfo(Operation op, std::size_t count, DataType type, int peer, const PointToPointOptions& o) {
+  return {.op = op, .type = type, .count = count, .bytes = count * elementSize(type), .root = peer, .tag = o.tag,
+          .deadlineSeconds = o.deadlineSeconds};
+}
+
+detail::OpFunction messageBody(Operation op, const void* out, void* in, std::size_t bytes, int peer) {
+  return [=](OpContext& context) {
+    Request r = op == Operation::kSend ? context.send(out, bytes, peer) : context.recv(in, bytes, peer);
+    context.wait(r);
+  };
+}
+
+}  // namespace
+
 void send(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,
           const PointToPointOptions& options) {
-  const CallInfo info{.op = Operation::kSend, .type = type, .count = count, .bytes = count * elementSize(type),
-                      .root = peer, .tag = options.tag, .deadlineSeconds = options.deadlineSeconds};
-  comm.state().run(info, [&](OpContext& context) {
-    Request r = context.send(data, info.bytes, peer);
-    context.wait(r);
-  });
+  const CallInfo info = messageInfo(Operation::kSend, count, type, peer, options);
+  comm.state().run(info, messageBody(info.op, data, nullptr, info.bytes, peer));
 }
 
 void recv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
           const PointToPointOptions& options) {
-  const CallInfo info{.op = Operation::kRecv, .type = type, .count = count, .bytes = count * elementSize(type),
-                      .root = peer, .tag = options.tag, .deadlineSeconds = options.deadlineSeconds};
-  comm.state().run(info, [&](OpContext& context) {
-    Request r = context.recv(data, info.bytes, peer);
-    context.wait(r);
-  });
+  const CallInfo info = messageInfo(Operation::kRecv, count, type, peer, options);
+  comm.state().run(info, messageBody(info.op, nullptr, data, info.bytes, peer));
 }
 
 Work isend(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,
            const PointToPointOptions& options) {
-  const CallInfo info{.op = Operation::kSend, .type = type, .count = count, .bytes = count * elementSize(type),
-                      .root = peer, .tag = options.tag, .deadlineSeconds = options.deadlineSeconds};
-  return comm.state().submit(info, [data, bytes = info.bytes, peer](OpContext& context) {
-    Request r = context.send(data, bytes, peer);
-    context.wait(r);
-  });
+  const CallInfo info = messageInfo(Operation::kSend, count, type, peer, options);
+  return comm.state().submit(info, messageBody(info.op, data, nullptr, info.bytes, peer));
 }
 
 Work irecv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
            const PointToPointOptions& options) {
-  const CallInfo info{.op = Operation::kRecv, .type = type, .count = count, .bytes = count * elementSize(type),
-                      .root = peer, .tag = options.tag, .deadlineSeconds = options.deadlineSeconds};
-  return comm.state().submit(info, [data, bytes = info.bytes, peer](OpContext& context) {
-    Request r = context.recv(data, bytes, peer);
-    context.wait(r);
-  });
+  const CallInfo info = messageInfo(Operation::kRecv, count, type, peer, options);
+  return comm.state().submit(info, messageBody(info.op, nullptr, data, info.bytes, peer));
 }
 
 }  // namespace paraxis::comm

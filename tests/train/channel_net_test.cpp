@@ -9,13 +9,13 @@
 
 #include <string>
 
-#include "comm/allreduce.hpp"
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
 #include "graph/yaml_loader.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "parallel/channel_split.hpp"
 #include "train/dataset.hpp"
+#include "train/net_test_support.hpp"
 #include "train/spatial_net.hpp"
 
 namespace paraxis::parallel {
@@ -79,41 +79,12 @@ TEST(ChannelMoves, ValuesAndGradientsEqualTheWholeComputation) {
                            whole.transpose(0, 1)));
 }
 
-constexpr int kSteps = 5;
+using testing::averageGradients;
+using testing::freshNet;
+using testing::kSteps;
+using testing::maxRelative;
+using testing::sgd;
 constexpr std::int64_t kBatch = 4;
-constexpr double kLr = 0.05;
-
-void sgd(IrNet& net) {
-  torch::NoGradGuard noGrad;
-  for (torch::Tensor& p : net->parameters()) {
-    p.sub_(p.grad(), kLr);
-    p.mutable_grad().zero_();
-  }
-}
-
-void averageGradients(IrNet& net, const comm::Communicator& group) {
-  for (torch::Tensor& p : net->parameters()) {
-    torch::Tensor g = p.grad().contiguous();
-    comm::allreduce(group, g.data_ptr<double>(), g.data_ptr<double>(), static_cast<std::size_t>(g.numel()),
-                    comm::DataType::kF64);
-    p.mutable_grad().copy_(g / group.size());
-  }
-}
-
-IrNet freshNet(const graph::Model& model) {
-  torch::manual_seed(7);
-  IrNet net(model, IrNetOptions{.inPlace = true, .channelsLast = true});
-  net->to(torch::kFloat64);
-  return net;
-}
-
-double maxRelative(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>() / std::max(1e-12, b[i].abs().max().item<double>()));
-  }
-  return worst;
-}
 
 struct Case {
   std::string model;
@@ -127,11 +98,7 @@ void expectFiveStepsEqualOneRank(const Case& c) {
   const graph::Model model = graph::buildZooModel(c.model, {.spatial = c.input});
   const Dataset data = syntheticDataset(model.inputShape(), targetOf(model), kSteps * kBatch, 3);
   const torch::Tensor x = data.images.to(torch::kFloat64);
-  IrNet serial = freshNet(model);
-  for (int s = 0; s < kSteps; ++s) {
-    serial->loss(serial->run(x.narrow(0, kBatch * s, kBatch)), data.labels.narrow(0, kBatch * s, kBatch)).backward();
-    sgd(serial);
-  }
+  IrNet serial = testing::trainSerially(model, data, kBatch);
   // Ranks: slice index outer, spatial block inner (plan::Grid's order).
   const int s = c.spatialRanks;
   std::vector<int> grid(static_cast<std::size_t>(model.inputShape().rank()), 1);
@@ -143,7 +110,7 @@ void expectFiveStepsEqualOneRank(const Case& c) {
   for (int step = 0; step < kSteps; ++step) {
     run.loss(run.run(x.narrow(0, kBatch * step, kBatch)), data.labels.narrow(0, kBatch * step, kBatch)).backward();
     averageGradients(net, spatial.comm);  // the engine's group: the ranks holding the same slices
-    sgd(net);
+    sgd(net->parameters());
   }
   std::vector<torch::Tensor> expected;
   for (const auto& p : serial->parameters()) expected.push_back(p.detach());
@@ -169,14 +136,7 @@ TEST(ChannelNet, FiveStepsEqualOneRank) {
 TEST(ChannelNet, TooFewChannelsForTheAxisAreRefusedNamingTheLayer) {
   const comm::Communicator& world = *parallel::gSpatialWorld;
   if (world.size() < 3) GTEST_SKIP() << "the model's layers have 2 channels or more";
-  const graph::Model model = graph::loadModelText(R"(name: narrow
-input: {channels: 1, size: [8, 8]}
-layers:
-  - {name: two, kind: conv, filters: 2, kernel: 3, padding: 1}
-  - {name: relu, kind: relu}
-  - {name: fc, kind: fc, outputs: 4}
-  - {name: loss, kind: softmax_loss}
-)", "narrow.yaml");
+  const graph::Model model = graph::loadModelFile(PARAXIS_TEST_DATA "/narrow.yaml");
   const parallel::SpatialSplit spatial{world.split(world.rank(), 0), {1, 1}};
   const ChannelSplit slices{world};
   try {

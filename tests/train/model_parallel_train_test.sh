@@ -43,22 +43,14 @@ refused() {
     fail "$* on $ranks ranks: exit $code, $lines of $ranks ranks said '$pattern':"; cat "$work/out"
   fi
 }
-cat >"$work/narrow.yaml" <<'YAML'
-name: narrow
-input: {channels: 1, size: [8, 8]}
-layers:
-  - {name: two, kind: conv, filters: 2, kernel: 3, padding: 1}
-  - {name: relu, kind: relu}
-  - {name: fc, kind: fc, outputs: 4}
-  - {name: loss, kind: softmax_loss}
-YAML
-refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (filter=3)" --model "$work/narrow.yaml" --grid filter=3
-refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute" --model "$work/narrow.yaml" --grid pipeline=5
+narrow=$(dirname "$0")/../data/narrow.yaml
+refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (filter=3)" --model "$narrow" --grid filter=3
+refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute" --model "$narrow" --grid pipeline=5
 refused 4 "train runs a pipeline with the data axis only so far" --model lenet --grid pipeline=2xh=2
 refused 4 "not both" --model lenet --grid filter=2xchannel=2
 refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
 # plan refuses the same layer with the same line.
-if "$paraxis" plan --model "$work/narrow.yaml" --grid filter=3 --gpus 3 >"$work/out" 2>&1; then
+if "$paraxis" plan --model "$narrow" --grid filter=3 --gpus 3 >"$work/out" 2>&1; then
   fail "plan accepted filter=3 on a 2-filter layer"
 elif grep -q "layer 'two' (conv): 2 output channels cannot be split over 3 ranks" "$work/out"; then
   pass

@@ -12,6 +12,7 @@
 #include "graph/zoo/zoo.hpp"
 #include "reduce/gradient_engine.hpp"
 #include "train/dataset.hpp"
+#include "train/net_test_support.hpp"
 #include "train/pipeline_net.hpp"
 
 namespace paraxis::parallel {
@@ -21,26 +22,11 @@ extern comm::Communicator* gSpatialWorld;
 namespace paraxis::train {
 namespace {
 
-constexpr int kSteps = 5;
+using testing::freshNet;
+using testing::kSteps;
+using testing::maxRelative;
+using testing::sgd;
 constexpr std::int64_t kBatch = 8;
-constexpr double kLr = 0.05;
-
-IrNet freshNet(const graph::Model& model) {
-  torch::manual_seed(7);
-  IrNet net(model, IrNetOptions{.inPlace = true, .channelsLast = true});
-  net->to(torch::kFloat64);
-  return net;
-}
-
-void sgd(const std::vector<torch::Tensor>& parameters) {
-  torch::NoGradGuard noGrad;
-  for (const torch::Tensor& p : parameters) {
-    if (!p.grad().defined()) continue;
-    torch::Tensor w = p;
-    w.sub_(p.grad(), kLr);
-    w.mutable_grad().zero_();
-  }
-}
 
 struct Case {
   std::string model;
@@ -54,11 +40,7 @@ void expectFiveStepsEqualOneRank(const Case& c) {
   const graph::Model model = graph::buildZooModel(c.model, {.spatial = c.input});
   const Dataset data = syntheticDataset(model.inputShape(), targetOf(model), kSteps * kBatch, 3);
   const torch::Tensor x = data.images.to(torch::kFloat64);
-  IrNet serial = freshNet(model);
-  for (int s = 0; s < kSteps; ++s) {
-    serial->loss(serial->run(x.narrow(0, kBatch * s, kBatch)), data.labels.narrow(0, kBatch * s, kBatch)).backward();
-    sgd(serial->parameters());
-  }
+  IrNet serial = testing::trainSerially(model, data, kBatch);
   const PipelineLinks links = pipelineLinks(world, world.size());
   IrNet net = freshNet(model);
   PipelineNet pipeline(net, links, c.micro, c.schedule);
@@ -73,14 +55,8 @@ void expectFiveStepsEqualOneRank(const Case& c) {
     sgd(held);
   }
   const std::vector<torch::Tensor> whole = pipeline.wholeParameters();
-  const std::vector<torch::Tensor> expected = serial->parameters();
-  ASSERT_EQ(whole.size(), expected.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < whole.size(); ++i) {
-    worst = std::max(worst, (whole[i] - expected[i]).abs().max().item<double>() /
-                                std::max(1e-12, expected[i].abs().max().item<double>()));
-  }
-  EXPECT_LT(worst, 1e-9) << c.model << " on " << world.size() << " stages, " << c.micro << " micro-batches, "
+  ASSERT_EQ(whole.size(), serial->parameters().size());
+  EXPECT_LT(maxRelative(whole, serial->parameters()), 1e-9) << c.model << " on " << world.size() << " stages, " << c.micro << " micro-batches, "
                          << plan::scheduleName(c.schedule) << " (" << pipeline.describe() << ")";
 }
 

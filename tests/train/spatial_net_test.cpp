@@ -13,11 +13,11 @@
 
 #include <string>
 
-#include "comm/allreduce.hpp"
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "train/dataset.hpp"
+#include "train/net_test_support.hpp"
 #include "train/spatial_net.hpp"
 
 namespace paraxis::parallel {
@@ -27,35 +27,12 @@ extern comm::Communicator* gSpatialWorld;
 namespace paraxis::train {
 namespace {
 
-constexpr int kSteps = 5;
+using testing::averageGradients;
+using testing::freshNet;
+using testing::kSteps;
+using testing::maxRelative;
+using testing::sgd;
 constexpr std::int64_t kBatch = 4;
-constexpr double kLr = 0.05;
-
-void sgd(IrNet& net) {
-  torch::NoGradGuard noGrad;
-  for (torch::Tensor& p : net->parameters()) {
-    p.sub_(p.grad(), kLr);
-    p.mutable_grad().zero_();
-  }
-}
-
-// The gradient engine's average over every rank that holds the weights.
-void averageGradients(IrNet& net, const comm::Communicator& group) {
-  for (torch::Tensor& p : net->parameters()) {
-    torch::Tensor g = p.grad().contiguous();
-    comm::allreduce(group, g.data_ptr<double>(), g.data_ptr<double>(), static_cast<std::size_t>(g.numel()),
-                    comm::DataType::kF64);
-    p.mutable_grad().copy_(g / group.size());
-  }
-}
-
-double maxRelative(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>() / std::max(1e-12, b[i].abs().max().item<double>()));
-  }
-  return worst;
-}
 
 std::vector<torch::Tensor> snapshot(IrNet& net) {
   std::vector<torch::Tensor> out;
@@ -71,14 +48,6 @@ struct ModelCase {
   bool alternate = false;           // a per-layer plan that changes grids: odd layers on the transposed grid
 };
 
-// Both runs start from the same generator state: the same weights and the same dropout masks.
-IrNet freshNet(const graph::Model& model) {
-  torch::manual_seed(7);
-  IrNet net(model, IrNetOptions{.inPlace = true, .channelsLast = true});
-  net->to(torch::kFloat64);
-  return net;
-}
-
 void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& grid) {
   const comm::Communicator& world = *parallel::gSpatialWorld;
   const graph::Model model = graph::buildZooModel(c.name, {.spatial = c.input});
@@ -86,11 +55,7 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
   const Dataset data = syntheticDataset(model.inputShape(), target, kSteps * kBatch, 3);
   const torch::Tensor x = data.images.to(torch::kFloat64);
 
-  IrNet serial = freshNet(model);
-  for (int s = 0; s < kSteps; ++s) {
-    serial->loss(serial->run(x.narrow(0, kBatch * s, kBatch)), data.labels.narrow(0, kBatch * s, kBatch)).backward();
-    sgd(serial);
-  }
+  IrNet serial = testing::trainSerially(model, data, kBatch);
 
   const parallel::SpatialSplit split{world, grid};
   IrNet net = freshNet(model);
@@ -103,7 +68,7 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
     const auto outputs = spatial.run(x.narrow(0, kBatch * s, kBatch));
     spatial.loss(outputs, data.labels.narrow(0, kBatch * s, kBatch)).backward();
     averageGradients(net, world);
-    sgd(net);
+    sgd(net->parameters());
   }
   std::string where;
   for (int g : grid) where += (where.empty() ? "" : "x") + std::to_string(g);
