@@ -45,6 +45,8 @@ plan::Strategy ranStrategy(const train::TrainReport& r, const train::TrainOption
   s.name = plan::strategyNameOf(r.grid);
   s.globalBatch = r.globalBatch;
   s.comm = t.comm;
+  s.microBatches = r.microBatches;
+  s.schedule = t.schedule;
   return s;
 }
 

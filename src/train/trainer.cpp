@@ -160,6 +160,7 @@ class Trainer {
     report_.threads = threads_;
     report_.globalBatch = o.batchPerRank * grid_.data;
     report_.layout = dp_.executor().describe();
+    report_.microBatches = grid_.pipeline > 1 ? microBatchesOf(o, grid_) : 1;
     perEpoch_ = data_.train.size() / report_.globalBatch;
     if (perEpoch_ < 1) {
       throw ConfigError(fmt::format("a global batch of {} exceeds the {} training samples", report_.globalBatch,

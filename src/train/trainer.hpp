@@ -67,7 +67,8 @@ struct EpochReport {
 struct TrainReport {
   int ranks = 1;
   plan::Grid grid;  // what ran
-  std::string layout;  // for a spatial grid: where the spatial part ends
+  std::string layout;  // for a distributed grid: how the replica is laid out over its ranks
+  int microBatches = 1;  // pipelines: per replica batch
   int threads = 1;
   std::int64_t iterations = 0;
   std::int64_t measuredIterations = 0;  // past the warm-up iterations, which the figures leave out
