@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cost/compute.hpp"
 #include "plan/pipeline_partition.hpp"
 
 namespace paraxis::plan {
@@ -26,15 +27,26 @@ std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, i
   return steps;
 }
 
-std::vector<int> modelStages(const graph::Model& model, int stages) {
-  std::vector<double> flops;
-  for (const graph::Layer& l : model.layers()) {
-    flops.push_back(std::max(1.0, l.counts.forwardFlops + l.counts.backwardDataFlops + l.counts.backwardWeightFlops));
+std::vector<int> modelStages(const graph::Model& model, int stages, const hw::Device* device, double samples) {
+  std::vector<double> weights;
+  if (device == nullptr) {
+    for (const graph::Layer& l : model.layers()) {
+      weights.push_back(std::max(1.0, l.counts.forwardFlops + l.counts.backwardDataFlops + l.counts.backwardWeightFlops));
+    }
+    return partitionStages(weights, stages);
   }
-  return partitionStages(flops, stages);
+  const cost::DeviceRates rates(*device, device->peak("fp32"));
+  cost::LogMemo logs;
+  cost::LocalShare share;
+  share.samples = samples;
+  for (const cost::LayerProfile& profile : cost::profileLayers(model)) {
+    const cost::LayerTimes t = cost::layerTimes(rates, profile, share, model.bytesPerElement(), logs);
+    weights.push_back(t.forward + t.backwardData + t.backwardWeight);
+  }
+  return partitionStages(weights, stages);
 }
 
-std::string pipelineProblem(const graph::Model& model, int stages) {
+std::string pipelineProblem(const graph::Model& model, int stages, const std::vector<int>& stageOf) {
   if (stages <= 1) return {};
   int computing = 0;
   for (const graph::Layer& l : model.layers()) computing += l.counts.forwardFlops > 0 ? 1 : 0;
@@ -42,7 +54,7 @@ std::string pipelineProblem(const graph::Model& model, int stages) {
     return fmt::format("{} pipeline stages exceed the {} layers of model '{}' that compute", stages, computing,
                        model.name());
   }
-  const std::vector<int> stage = modelStages(model, stages);
+  const std::vector<int> stage = stageOf.empty() ? modelStages(model, stages) : stageOf;
   for (int i = 0; i < model.size(); ++i) {
     const graph::Layer& l = model.layer(i);
     const bool loss = l.kind == graph::LayerKind::kSoftmaxLoss || l.kind == graph::LayerKind::kMseLoss;

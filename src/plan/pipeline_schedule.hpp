@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/model.hpp"
+#include "hw/cluster.hpp"
 #include "plan/strategy.hpp"
 
 namespace paraxis::plan {
@@ -22,12 +23,16 @@ struct PipelineStep {
 // most stages - stage micro-batches are in flight.
 std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, int stage, int micro);
 
-// Each layer's stage: partitionStages over the layers' forward + backward FLOPs (a layer
-// without FLOPs weighs as one FLOP, so it stays with its neighbours).
-std::vector<int> modelStages(const graph::Model& model, int stages);
+// Each layer's stage: partitionStages over each layer's modelled training seconds for a
+// micro-batch of `samples` on `device` (the oracle's roofline with the device's efficiency
+// curve, so memory-bound layers weigh what they cost), or over its FLOPs without a device (a
+// layer without FLOPs weighs as one FLOP, so it stays with its neighbours).
+std::vector<int> modelStages(const graph::Model& model, int stages, const hw::Device* device = nullptr,
+                             double samples = 1);
 
 // One line naming what keeps `model` from running as `stages` stages (more stages than layers
-// that compute, a loss layer outside the last stage); empty when nothing does.
-std::string pipelineProblem(const graph::Model& model, int stages);
+// that compute, a loss layer outside the last stage of `stageOf`, default modelStages's FLOP
+// partition); empty when nothing does.
+std::string pipelineProblem(const graph::Model& model, int stages, const std::vector<int>& stageOf = {});
 
 }  // namespace paraxis::plan

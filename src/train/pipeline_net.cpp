@@ -65,12 +65,14 @@ PipelineLinks pipelineLinks(const comm::Communicator& world, int stages) {
   return links;
 }
 
-PipelineNet::PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule)
-    : net_(std::move(net)), links_(links), micro_(microBatches), schedule_(schedule), stage_(links.stages.rank()) {
+PipelineNet::PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule,
+                         std::vector<int> stageOf)
+    : net_(std::move(net)), links_(links), micro_(microBatches), schedule_(schedule), stage_(links.stages.rank()),
+      stageOf_(std::move(stageOf)) {
   const graph::Model& model = net_->model();
   const int stages = links.stages.size();
-  if (std::string problem = plan::pipelineProblem(model, stages); !problem.empty()) throw ConfigError(problem);
-  stageOf_ = plan::modelStages(model, stages);
+  if (stageOf_.empty()) stageOf_ = plan::modelStages(model, stages);
+  if (std::string problem = plan::pipelineProblem(model, stages, stageOf_); !problem.empty()) throw ConfigError(problem);
   std::vector<int> lastConsumer(model.size(), -1);
   for (int c = 1; c < model.size(); ++c) {
     for (int j : model.layer(c).inputs) lastConsumer[j] = std::max(lastConsumer[j], stageOf_[c]);

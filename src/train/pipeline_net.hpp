@@ -1,6 +1,6 @@
 #pragma once
 // An IR model run as a pipeline on the ranks of one data replica (GPipe; PipeDream-flush
-// 1F1B): each rank is a stage holding a contiguous run of layers (plan::modelStages, the
+// 1F1B): each rank is a stage holding a contiguous run of layers (plan::modelStages: the
 // oracle's balanced partition), the replica's batch is cut into micro-batches, and each stage
 // runs its instruction stream (plan::pipelineSteps) of forward and backward passes. The
 // tensors that cross a stage boundary (the last layer's output, and any skip connection over
@@ -40,9 +40,11 @@ PipelineLinks pipelineLinks(const comm::Communicator& world, int stages);
 
 class PipelineNet final : public BatchExecutor {
  public:
+  // `stageOf`: each layer's stage, the same on every rank (empty: plan::modelStages by FLOPs).
   // Throws ConfigError (plan::pipelineProblem's line) for a model the stages cannot run.
   // `links` must outlive the net.
-  PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule);
+  PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule,
+              std::vector<int> stageOf = {});
 
   // Evaluation: the whole batch through the stages; every stage returns the last stage's
   // prediction (so loss, prediction and accuracy agree on every rank).

@@ -11,6 +11,8 @@
 #include <ostream>
 
 #include "comm/allreduce.hpp"
+#include "comm/collectives.hpp"
+#include "hw/presets.hpp"
 #include "core/error.hpp"
 #include "train/allocation_peak.hpp"
 #include "plan/pipeline_schedule.hpp"
@@ -103,9 +105,23 @@ struct GridGroups {
   parallel::ChannelSplit slices;   // this rank's replica and block: its filter or channel slices
   comm::Communicator weights;      // every rank holding the same weights: the gradient engine's
   std::optional<PipelineLinks> pipeline;  // pipeline grids: this stage's links
+  comm::Communicator world;
 };
 
 int slicingRanks(const plan::Grid& g) { return g.filter * g.channel; }
+
+// Each layer's stage, balanced by the oracle's modelled times on this host (the 'local'
+// preset) for one micro-batch, so memory-bound layers weigh what they cost; rank 0's
+// partition on every rank (replicas must hold the same layers).
+std::vector<int> stagesByTime(const comm::Communicator& world, const graph::Model& model, int stages, double samples) {
+  std::vector<int> stageOf(static_cast<std::size_t>(model.size()), 0);
+  if (world.rank() == 0) {
+    const hw::Cluster host = hw::loadCluster("local");
+    stageOf = plan::modelStages(model, stages, &host.device, samples);
+  }
+  comm::broadcast(world, stageOf.data(), stageOf.size(), comm::DataType::kI32);
+  return stageOf;
+}
 
 // The micro-batches of a pipeline: as asked, or the largest divisor of the batch up to 4 per stage.
 int microBatchesOf(const TrainOptions& o, const plan::Grid& g) {
@@ -123,6 +139,7 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
   out.spatial = {world.split(rank / s, rank), grid, overlap};
   out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
+  out.world = world;
   const int holders = m * g.pipeline;  // ranks of a replica holding different weights
   out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
   if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline);
@@ -132,7 +149,12 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
 std::unique_ptr<BatchExecutor> executorFor(IrNet net, const plan::Grid& g, const GridGroups& groups,
                                            const TrainOptions& o) {
   if (g.modelParallel() == 1) return nullptr;
-  if (g.pipeline > 1) return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, microBatchesOf(o, g), o.schedule);
+  if (g.pipeline > 1) {
+    const int micro = microBatchesOf(o, g);
+    std::vector<int> stages =
+        stagesByTime(groups.world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
+    return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, micro, o.schedule, std::move(stages));
+  }
   SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
   if (slicingRanks(g) > 1) {
     options.slices = &groups.slices;
