@@ -10,6 +10,12 @@
 // The loss of each rank is scaled so that its gradients, averaged over all ranks of all
 // replicas (the gradient engine's allreduce), are the gradients of the global batch's mean
 // loss: every parameter is reduced by the one allreduce, spatial partial sums included.
+//
+// With a filter or channel axis (SpatialOptions::slices; spatial_net_channels.cpp) each layer
+// also follows plan's channel rule (plan/layer_split.hpp): filter layers hold their slice of
+// the weights and compute a slice of the channels, channel-parallel layers sum partial outputs
+// over the group, slices are gathered where a layer needs the whole tensor. The grid's spatial
+// part may then be a single rank.
 #include <torch/torch.h>
 
 #include <cstdint>
