@@ -157,10 +157,13 @@ void run(Options& o, Context& context) {
   }
   const plan::TimeBreakdown& t = report.time;
   const double ms = 1e3;
-  const std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
-                                 ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, layer collectives {:.1f} ms",
-                                               t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
-                                 : std::string();
+  std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
+                           ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, layer collectives {:.1f} ms",
+                                         t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
+                           : std::string();
+  if (report.grid.pipeline > 1) {
+    layers += fmt::format(", pipeline transfers {:.1f} ms, bubble {:.1f} ms (stage 0)", t.pipelineP2P * ms, t.bubble * ms);
+  }
   context.out << fmt::format(
       "measured per iteration: forward {:.1f} ms, backward {:.1f} ms{}, gradient communication {:.1f} ms of which "
       "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.4g} samples/s\n",
