@@ -54,14 +54,13 @@ std::string pipelineProblem(const graph::Model& model, int stages, const std::ve
     return fmt::format("{} pipeline stages exceed the {} layers of model '{}' that compute", stages, computing,
                        model.name());
   }
-  const std::vector<int> stage = stageOf.empty() ? modelStages(model, stages) : stageOf;
-  for (int i = 0; i < model.size(); ++i) {
+  for (int i = 0; i < static_cast<int>(stageOf.size()); ++i) {
     const graph::Layer& l = model.layer(i);
     const bool loss = l.kind == graph::LayerKind::kSoftmaxLoss || l.kind == graph::LayerKind::kMseLoss;
-    if (loss && stage[i] != stages - 1) {
+    if (loss && stageOf[i] != stages - 1) {
       return fmt::format("layer '{}' ({}): a loss layer in pipeline stage {} of {}; train runs every loss in the last "
                          "stage",
-                         l.name, graph::kindName(l.kind), stage[i] + 1, stages);
+                         l.name, graph::kindName(l.kind), stageOf[i] + 1, stages);
     }
   }
   return {};

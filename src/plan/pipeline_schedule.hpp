@@ -30,9 +30,9 @@ std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, i
 std::vector<int> modelStages(const graph::Model& model, int stages, const hw::Device* device = nullptr,
                              double samples = 1);
 
-// One line naming what keeps `model` from running as `stages` stages (more stages than layers
-// that compute, a loss layer outside the last stage of `stageOf`, default modelStages's FLOP
-// partition); empty when nothing does.
+// One line naming what keeps `model` from running as `stages` stages: more stages than layers
+// that compute, or (given the partition that runs) a loss layer outside the last stage; empty
+// when nothing does.
 std::string pipelineProblem(const graph::Model& model, int stages, const std::vector<int>& stageOf = {});
 
 }  // namespace paraxis::plan

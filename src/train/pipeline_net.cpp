@@ -5,7 +5,6 @@
 
 #include <chrono>
 
-#include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
 #include "core/error.hpp"
 #include "parallel/spatial_split.hpp"

@@ -12,10 +12,10 @@
 
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
-#include "hw/presets.hpp"
 #include "core/error.hpp"
-#include "train/allocation_peak.hpp"
+#include "hw/presets.hpp"
 #include "plan/pipeline_schedule.hpp"
+#include "train/allocation_peak.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
 #include "train/dataset.hpp"
@@ -98,14 +98,14 @@ std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& exe
   return {sums[0] / sums[2], accuracy};
 }
 
-// The ranks of a grid (data outermost, then the channel-slicing axis, spatial innermost; the
-// rank order plan::Grid lays out) and the groups each rank belongs to.
+// The ranks of a grid (data outermost, then the pipeline or channel-slicing axis, spatial
+// innermost; the rank order plan::Grid lays out) and the groups each rank belongs to. Only
+// the groups the grid uses are split off (a data-parallel run splits nothing).
 struct GridGroups {
   parallel::SpatialSplit spatial;  // this rank's replica and slice: its spatial blocks
   parallel::ChannelSplit slices;   // this rank's replica and block: its filter or channel slices
   comm::Communicator weights;      // every rank holding the same weights: the gradient engine's
   std::optional<PipelineLinks> pipeline;  // pipeline grids: this stage's links
-  comm::Communicator world;
 };
 
 int slicingRanks(const plan::Grid& g) { return g.filter * g.channel; }
@@ -137,22 +137,21 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   std::vector<int> grid{g.height, g.width};
   if (dims == 3) grid.insert(grid.begin(), g.depth);
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
-  out.spatial = {world.split(rank / s, rank), grid, overlap};
-  out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
-  out.world = world;
+  if (g.modelParallel() > 1 && g.pipeline == 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
+  if (m > 1) out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
   const int holders = m * g.pipeline;  // ranks of a replica holding different weights
   out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
   if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline);
   return out;
 }
 
-std::unique_ptr<BatchExecutor> executorFor(IrNet net, const plan::Grid& g, const GridGroups& groups,
-                                           const TrainOptions& o) {
+std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNet net, const plan::Grid& g,
+                                           const GridGroups& groups, const TrainOptions& o) {
   if (g.modelParallel() == 1) return nullptr;
   if (g.pipeline > 1) {
     const int micro = microBatchesOf(o, g);
     std::vector<int> stages =
-        stagesByTime(groups.world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
+        stagesByTime(world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
     return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, micro, o.schedule, std::move(stages));
   }
   SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
@@ -174,7 +173,7 @@ class Trainer {
         grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}),
         replica_(comm.rank() / grid_.modelParallel()),
         groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
-        dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay}, executorFor(net_, grid_, groups_, o)),
+        dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay}, executorFor(comm, net_, grid_, groups_, o)),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
@@ -378,10 +377,8 @@ plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) 
                                   "channel axes within a stage are planned, not run)",
                                   g.str()));
   }
-  if (g.pipeline > 1) {
-    if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
-      throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));
-    }
+  if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
+    throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));
   }
   if (g.filter > 1 && g.channel > 1) {
     throw ConfigError(fmt::format("grid {}: train splits channels over one axis, filter or channel, not both", g.str()));

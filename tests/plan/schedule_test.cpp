@@ -147,7 +147,7 @@ layers:
   - {name: fc, kind: fc, outputs: 10}
   - {name: loss, kind: softmax_loss}
 )", "aux.yaml");
-  EXPECT_EQ(pipelineProblem(aux, 2),
+  EXPECT_EQ(pipelineProblem(aux, 2, modelStages(aux, 2)),
             "layer 'auxloss' (softmax_loss): a loss layer in pipeline stage 1 of 2; train runs every loss in the last stage");
 }
 
