@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
 # Pipelines and hybrids measured, a benchmark (not a test):
 #   bubble  2 stages under 1F1B with m = 4 and 8 micro-batches, alternating runs: the measured
-#           bubble fraction of stage 0 (time idle waiting for its neighbour over idle + compute)
-#           against the schedule's (p - 1) / (m + p - 1). The schedule's figure assumes equal
-#           stages: the default model, small-cnn at 64^2, splits by FLOPs into stages whose times
-#           match (VGG-16's FC layers, memory-bound at small micro-batches, do not);
+#           bubble fraction (time a stage idles waiting for its neighbour, mean over the stages,
+#           over the iteration time) against the schedule's (p - 1) / (m + p - 1). That figure
+#           assumes equal stages, so the default model is scripts/models/uniform-cnn.yaml (eight
+#           equal convolutions, split 4 | 4) with micro-batches of 32+ samples; a model whose
+#           stages differ (small-cnn: ~15 %) idles more on its faster stage, by the difference;
 #   hosts   data=2 x pipeline=2 and data=2 x filter=2 on 2 network-namespace hosts x 2 ranks
 #           (scripts/netns-hosts.sh, 1 Gbit/s), each with the oracle's prediction beside it
 #           (paraxis validate on its report, the tests' two-host cluster with 2 devices per host).
 #
-#   scripts/bench-pipeline.sh [RUNS] [bubble|hosts|both] [MODEL INPUT BATCH]
+#   scripts/bench-pipeline.sh [RUNS] [bubble|hosts|both] [MODEL BATCH]
 set -euo pipefail
 runs=${1:-3}
 what=${2:-both}
-model=${3:-small-cnn}
-input=${4:-64x64}
-batch=${5:-32}
 root=$(cd "$(dirname "$0")/.." && pwd)
+model=${3:-$root/scripts/models/uniform-cnn.yaml}
+batch=${4:-256}
 paraxis=$root/build/paraxis
 work=$(mktemp -d /tmp/paraxis-bench-pipeline.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-common=(train --model "$model" --input "$input" --batch-per-rank "$batch" --iterations 15
-        --synthetic-samples $((batch * 8)) --threads 1 --quiet)
+common=(train --model "$model" --batch-per-rank "$batch" --iterations 12
+        --synthetic-samples $((batch * 4)) --threads 1 --quiet)
 
 if [ "$what" != hosts ]; then
   for ((i = 1; i <= runs; i++)); do
@@ -38,10 +38,9 @@ for m in (4, 8):
     fractions, seconds = [], []
     for i in range(1, runs + 1):
         r = json.load(open(f"{work}/m{m}.{i}.json"))
-        t = r["time"]
-        busy = t["forward"] + t["backward_data"] + t["backward_weight"]
-        fractions.append(t["bubble"] / (t["bubble"] + busy))
-        seconds.append(r["global_batch"] / r["samples_per_second"])
+        iteration = r["global_batch"] / r["samples_per_second"]
+        fractions.append(r["time"]["bubble"] / iteration)
+        seconds.append(iteration)
     ideal = 1 / (m + 1)
     f = statistics.median(fractions)
     print(f"pipeline=2, m={m}: bubble fraction {f:.3f} (median of {runs}; rounds {', '.join(f'{x:.3f}' for x in fractions)}) "

@@ -162,7 +162,7 @@ void run(Options& o, Context& context) {
                                          t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
                            : std::string();
   if (report.grid.pipeline > 1) {
-    layers += fmt::format(", pipeline transfers {:.1f} ms, bubble {:.1f} ms (stage 0)", t.pipelineP2P * ms, t.bubble * ms);
+    layers += fmt::format(", pipeline transfers {:.1f} ms, bubble {:.1f} ms (mean over stages)", t.pipelineP2P * ms, t.bubble * ms);
   }
   context.out << fmt::format(
       "measured per iteration: forward {:.1f} ms, backward {:.1f} ms{}, gradient communication {:.1f} ms of which "

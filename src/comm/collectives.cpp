@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "comm/comm_state.hpp"
+#include "comm/posted.hpp"
 #include "comm/ring.hpp"
 #include "core/error.hpp"
 
@@ -205,16 +206,14 @@ void recv(const Communicator& comm, void* data, std::size_t count, DataType type
   comm.state().run(info, messageBody(info.op, nullptr, data, info.bytes, peer));
 }
 
-Work isend(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,
-           const PointToPointOptions& options) {
-  const CallInfo info = messageInfo(Operation::kSend, count, type, peer, options);
-  return comm.state().submit(info, messageBody(info.op, data, nullptr, info.bytes, peer));
+Posted postSend(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,
+                const PointToPointOptions& options) {
+  return Posted::post(comm, messageInfo(Operation::kSend, count, type, peer, options), data, nullptr);
 }
 
-Work irecv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
-           const PointToPointOptions& options) {
-  const CallInfo info = messageInfo(Operation::kRecv, count, type, peer, options);
-  return comm.state().submit(info, messageBody(info.op, nullptr, data, info.bytes, peer));
+Posted postRecv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
+                const PointToPointOptions& options) {
+  return Posted::post(comm, messageInfo(Operation::kRecv, count, type, peer, options), nullptr, data);
 }
 
 }  // namespace paraxis::comm

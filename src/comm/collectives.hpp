@@ -40,12 +40,6 @@ void send(const Communicator& comm, const void* data, std::size_t count, DataTyp
           const PointToPointOptions& options = {});
 void recv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
           const PointToPointOptions& options = {});
-// The same on the communicator's progress thread (in the order submitted); the buffer must stay
-// alive until the work is done. Messages in both directions between two ranks need two
-// communicators (one progress thread each), or a send may wait behind a receive.
-Work isend(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,
-           const PointToPointOptions& options = {});
-Work irecv(const Communicator& comm, void* data, std::size_t count, DataType type, int peer,
-           const PointToPointOptions& options = {});
+// Non-blocking sends and receives: comm/posted.hpp.
 
 }  // namespace paraxis::comm

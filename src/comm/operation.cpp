@@ -56,11 +56,22 @@ int OpContext::tag() const {
 }
 
 Request OpContext::send(const void* data, std::size_t bytes, int peer) {
-  return transport().isend(data, bytes, peer, tag());
+  const auto start = Clock::now();
+  Request r = transport().isend(data, bytes, peer, tag());
+  if (transportSeconds_ != nullptr) *transportSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
 }
 
 Request OpContext::recv(void* data, std::size_t bytes, int peer) {
   return transport().irecv(data, bytes, peer, tag());
+}
+
+bool OpContext::test(Request& request) {
+  if (transportSeconds_ == nullptr) return transport().test(request);
+  const auto start = Clock::now();
+  const bool done = transport().test(request);
+  *transportSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  return done;
 }
 
 void OpContext::sendRecv(const void* sendData, std::size_t sendBytes, int sendPeer, void* recvData,
@@ -77,7 +88,7 @@ void OpContext::wait(std::span<Request> requests) {
   const auto started = Clock::now();
   for (long spin = 1;; ++spin) {
     bool all = true;
-    for (Request& r : requests) all = t.test(r) && all;
+    for (Request& r : requests) all = test(r) && all;
     if (all) return;
     if (spin % (info_.background ? 4 : kPollEvery) != 0) continue;
     if (collective) {

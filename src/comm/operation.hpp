@@ -57,6 +57,8 @@ class OpContext {
 
   Request send(const void* data, std::size_t bytes, int peer);
   Request recv(void* data, std::size_t bytes, int peer);
+  // True once `request` completed (then released).
+  bool test(Request& request);
   // Waits for every request until the deadline; on expiry runs the timeout protocol and
   // throws TimeoutError on this rank (and, through notices, on every waiting rank).
   void wait(std::span<Request> requests);
@@ -68,6 +70,10 @@ class OpContext {
   // Grow-only scratch owned by the communicator: buffers stay allocated across calls.
   std::byte* scratch(int slot, std::size_t bytes);
 
+  // Adds the time spent inside the transport's calls (posting and testing) to `seconds`:
+  // where the data moves, not the time waited between polls.
+  void accountTransportTime(double* seconds) { transportSeconds_ = seconds; }
+
  private:
   // `notifier` is the rank whose notice ended the wait, or -1 when the deadline did.
   [[noreturn]] void timeout(std::span<Request> pending, int notifier);
@@ -75,6 +81,7 @@ class OpContext {
   CallInfo info_;
   std::uint64_t sequence_;
   Clock::time_point deadline_;
+  double* transportSeconds_ = nullptr;
 };
 
 }  // namespace paraxis::comm

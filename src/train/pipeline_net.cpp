@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "comm/collectives.hpp"
+#include "comm/posted.hpp"
 #include "core/error.hpp"
 #include "parallel/spatial_split.hpp"
 #include "plan/pipeline_schedule.hpp"
@@ -39,9 +40,25 @@ struct PipelineNet::InFlight {
 
 struct PipelineNet::Buffers {
   std::vector<std::vector<torch::Tensor>> activations, gradients;  // [micro][boundary tensor]
-  std::vector<std::vector<comm::Work>> activationWork, gradientWork;
+  std::vector<std::vector<comm::Posted>> activationsIn, gradientsIn;
   std::vector<torch::Tensor> sending;  // alive until their sends complete
-  std::vector<comm::Work> sends;
+  std::vector<comm::Posted> sends;
+
+  // Lets the transport finish the sends it can (a send's buffer is then free to reuse).
+  void sweepSends() {
+    for (comm::Posted& p : sends) p.test();
+  }
+  // Seconds spent inside the transport on this step's messages so far: moving data.
+  double transportSeconds() const {
+    double total = 0;
+    for (const auto* group : {&activationsIn, &gradientsIn}) {
+      for (const std::vector<comm::Posted>& micro : *group) {
+        for (const comm::Posted& p : micro) total += p.transportSeconds();
+      }
+    }
+    for (const comm::Posted& p : sends) total += p.transportSeconds();
+    return total;
+  }
 };
 
 PipelineLinks pipelineLinks(const comm::Communicator& world, int stages) {
@@ -98,10 +115,12 @@ void PipelineNet::forwardLayers(std::vector<torch::Tensor>& outputs) {
   }
 }
 
-torch::Tensor PipelineNet::await(const comm::Work& work, const torch::Tensor& buffer) {
+torch::Tensor PipelineNet::await(comm::Posted& message, const torch::Tensor& buffer, Buffers& b) {
+  b.sweepSends();
+  const double moving = message.transportSeconds();
   const auto start = Clock::now();
-  work.wait();
-  waited_ += since(start);
+  message.wait();
+  waited_ += since(start) - (message.transportSeconds() - moving);  // the copy is a transfer, not idle
   return buffer;
 }
 
@@ -111,7 +130,7 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
   std::vector<torch::Tensor> outputs(net_->model().size());
   if (stage_ == 0) outputs[0] = batch.narrow(0, micro * size, size);
   for (std::size_t k = 0; k < received_.size(); ++k) {
-    f.leaves.push_back(await(b.activationWork[micro][k], b.activations[micro][k]).requires_grad_(true));
+    f.leaves.push_back(await(b.activationsIn[micro][k], b.activations[micro][k], b).requires_grad_(true));
     outputs[received_[k]] = f.leaves.back().clone();  // the stage's layers may work in place
   }
   forwardLayers(outputs);
@@ -123,7 +142,7 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
   for (int j : sent_) {
     f.roots.push_back(outputs[j]);
     const torch::Tensor& c = b.sending.emplace_back(outputs[j].detach().contiguous());
-    b.sends.push_back(comm::isend(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
+    b.sends.push_back(comm::postSend(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
                                   parallel::commTypeOf(c), 1));
   }
 }
@@ -134,7 +153,7 @@ void PipelineNet::backwardPass(int micro, Buffers& b, InFlight& f) {
   } else {
     std::vector<torch::Tensor> roots, grads;
     for (std::size_t k = 0; k < sent_.size(); ++k) {
-      const torch::Tensor g = await(b.gradientWork[micro][k], b.gradients[micro][k]);
+      const torch::Tensor g = await(b.gradientsIn[micro][k], b.gradients[micro][k], b);
       if (!f.roots[k].requires_grad()) continue;
       roots.push_back(f.roots[k]);
       grads.push_back(g);
@@ -144,7 +163,7 @@ void PipelineNet::backwardPass(int micro, Buffers& b, InFlight& f) {
   for (const torch::Tensor& leaf : f.leaves) {
     const torch::Tensor& c =
         b.sending.emplace_back(leaf.grad().defined() ? leaf.grad().contiguous() : torch::zeros_like(leaf));
-    b.sends.push_back(comm::isend(*links_.gradientsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
+    b.sends.push_back(comm::postSend(*links_.gradientsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
                                   parallel::commTypeOf(c), 0));
   }
   f = {};
@@ -160,14 +179,14 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
   const torch::TensorOptions options = torch::TensorOptions().dtype(net_->parameters().front().scalar_type());
   Buffers b;
   b.activations.resize(micro_);
-  b.activationWork.resize(micro_);
+  b.activationsIn.resize(micro_);
   b.gradients.resize(micro_);
-  b.gradientWork.resize(micro_);
+  b.gradientsIn.resize(micro_);
   // Every receive of the step posted now, in the order the neighbour sends.
   for (int k = 0; k < micro_; ++k) {
     for (int j : received_) {
       const torch::Tensor& t = b.activations[k].emplace_back(torch::empty(shapeOf(j, batch_ / micro_), options));
-      b.activationWork[k].push_back(comm::irecv(*links_.activationsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
+      b.activationsIn[k].push_back(comm::postRecv(*links_.activationsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
                                                 parallel::commTypeOf(t), 0));
     }
   }
@@ -175,7 +194,7 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
     if (s.forward) continue;
     for (int j : sent_) {
       const torch::Tensor& t = b.gradients[s.micro].emplace_back(torch::empty(shapeOf(j, batch_ / micro_), options));
-      b.gradientWork[s.micro].push_back(comm::irecv(*links_.gradientsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
+      b.gradientsIn[s.micro].push_back(comm::postRecv(*links_.gradientsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
                                                     parallel::commTypeOf(t), 1));
     }
   }
@@ -188,24 +207,26 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
       const plan::PipelineStep& s = steps[i];
       if (i + 1 == steps.size()) engine.holdReadiness(false);  // the last backward completes the gradients
       const auto start = Clock::now();
-      const double waitedBefore = waited_;
+      const double notComputing = waited_ + b.transportSeconds();
       if (s.forward) {
         forwardPass(s.micro, batch, target, b, flights[s.micro]);
-        pass.forwardSeconds += since(start) - (waited_ - waitedBefore);
       } else {
         if (last()) pass.loss += flights[s.micro].loss.item<double>();
         backwardPass(s.micro, b, flights[s.micro]);
-        pass.backwardSeconds += since(start) - (waited_ - waitedBefore);
       }
+      (s.forward ? pass.forwardSeconds : pass.backwardSeconds) +=
+          since(start) - (waited_ + b.transportSeconds() - notComputing);
     }
   }
   comm_ = {};
-  for (const comm::Work& w : b.sends) {
+  b.sweepSends();
+  for (comm::Posted& w : b.sends) {
+    const double moving = w.transportSeconds();
     const auto start = Clock::now();
     w.wait();
-    waited_ += since(start);
-    comm_.pipelineTransfers += w.seconds();
+    waited_ += since(start) - (w.transportSeconds() - moving);
   }
+  comm_.pipelineTransfers = b.transportSeconds();
   comm_.bubble = waited_;
   return pass;
 }

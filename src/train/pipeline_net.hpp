@@ -4,9 +4,9 @@
 // oracle's balanced partition), the replica's batch is cut into micro-batches, and each stage
 // runs its instruction stream (plan::pipelineSteps) of forward and backward passes. The
 // tensors that cross a stage boundary (the last layer's output, and any skip connection over
-// it) travel by non-blocking point-to-point on one communicator per link and direction, each
-// with its own progress thread: receives are posted for the whole step up front, sends go out
-// as soon as a pass ends, and the stage computes while they travel.
+// it) travel by non-blocking point-to-point (comm::Posted: posted and completed by the stage's
+// own thread) on one communicator per link and direction: receives are posted for the whole
+// step up front, sends go out as soon as a pass ends, and the stage computes while they travel.
 //
 // Gradients of a stage's weights accumulate over the micro-batches; the gradient engine
 // (reducing over the ranks that hold the same stage: the data replicas) counts them ready only
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "comm/work.hpp"
+#include "comm/posted.hpp"
 #include "plan/strategy.hpp"
 #include "train/executor.hpp"
 #include "train/ir_module.hpp"
@@ -73,7 +73,7 @@ class PipelineNet final : public BatchExecutor {
   void forwardLayers(std::vector<torch::Tensor>& outputs);
   void forwardPass(int micro, const torch::Tensor& batch, const torch::Tensor& target, Buffers& b, InFlight& f);
   void backwardPass(int micro, Buffers& b, InFlight& f);
-  torch::Tensor await(const comm::Work& work, const torch::Tensor& buffer);
+  torch::Tensor await(comm::Posted& message, const torch::Tensor& buffer, Buffers& b);
 
   IrNet net_;
   const PipelineLinks& links_;

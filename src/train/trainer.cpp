@@ -302,6 +302,10 @@ class Trainer {
   TrainReport finishReport() {
     comm::allreduce(comm_, &report_.peakStepBytes, &report_.peakStepBytes, 1, comm::DataType::kI64,
                     {.op = comm::ReduceOp::kMax});
+    // Stages idle by different amounts when their times differ; the schedule's bubble is the
+    // mean over them (every rank is a stage of some replica, so the mean over the world).
+    comm::allreduce(comm_, &report_.time.bubble, &report_.time.bubble, 1, comm::DataType::kF64);
+    report_.time.bubble /= comm_.size();
     report_.iterations = done_ - resumedAt_;
     report_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     const std::int64_t measured = report_.measuredIterations;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/collectives.hpp"
+#include "comm/posted.hpp"
 #include "comm_test_world.hpp"
 
 namespace paraxis::comm {
@@ -103,6 +104,53 @@ TEST(Collectives, PointToPointAroundTheRing) {
   }
   EXPECT_EQ(in, std::vector<std::int64_t>(1000, prev));
   barrier(comm);
+}
+
+// Posted messages: every send and receive of both directions posted before any wait (large
+// enough to need the rendezvous protocol, which blocking calls in this order would deadlock
+// on), completed by this thread's waits in another order than posted.
+TEST(Posted, BothDirectionsPostedThenWaitedInAnyOrder) {
+  const Communicator comm = freshComm();
+  if (comm.size() < 2) GTEST_SKIP() << "needs a peer";
+  const int next = (comm.rank() + 1) % comm.size();
+  const int prev = (comm.rank() + comm.size() - 1) % comm.size();
+  constexpr std::size_t kCount = 1 << 18;  // 2 MiB of i64
+  std::vector<std::int64_t> toNext(kCount, comm.rank()), toPrev(kCount, 100 + comm.rank());
+  std::vector<std::int64_t> fromPrev(kCount, -1), fromNext(kCount, -1);
+  Posted sends[2] = {postSend(comm, toNext.data(), kCount, DataType::kI64, next, {.tag = 1}),
+                     postSend(comm, toPrev.data(), kCount, DataType::kI64, prev, {.tag = 2})};
+  Posted fromNextMsg = postRecv(comm, fromNext.data(), kCount, DataType::kI64, next, {.tag = 2});
+  Posted fromPrevMsg = postRecv(comm, fromPrev.data(), kCount, DataType::kI64, prev, {.tag = 1});
+  fromPrevMsg.wait();
+  fromNextMsg.wait();
+  for (Posted& p : sends) p.wait();
+  EXPECT_EQ(fromPrev, std::vector<std::int64_t>(kCount, prev));
+  EXPECT_EQ(fromNext, std::vector<std::int64_t>(kCount, 100 + next));
+  EXPECT_TRUE(fromPrevMsg.test());
+  EXPECT_GT(fromPrevMsg.seconds(), 0.0);
+  EXPECT_GE(fromPrevMsg.transportSeconds(), 0.0);
+  EXPECT_LE(fromPrevMsg.transportSeconds(), fromPrevMsg.seconds() + 1e-3);
+  barrier(comm);
+}
+
+TEST(Posted, AReceiveNobodySendsEndsAtItsDeadlineNamingThePeer) {
+  const Communicator comm = freshComm({.deadlineSeconds = 60});
+  if (comm.size() < 2) GTEST_SKIP() << "needs a peer";
+  if (comm.rank() == 0) {
+    std::int32_t x = 0;
+    Posted p = postRecv(comm, &x, 1, DataType::kI32, 1, {.tag = 5, .deadlineSeconds = 0.3});
+    EXPECT_FALSE(p.test());
+    try {
+      p.wait();
+      FAIL() << "completed";
+    } catch (const TimeoutError& e) {
+      EXPECT_NE(std::string(e.what()).find("recv #0 (4 B) from rank 1 (tag 5): no progress within the 300 ms deadline"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(p.test());  // abandoned: nothing left pending
+  }
+  barrier(*testing::gWorld);
 }
 
 }  // namespace
