@@ -7,7 +7,7 @@ paraxis layer of the same name, kind, per-sample output shape and parameter coun
 total parameter counts must be equal. Modules that run several times (torchvision reuses one
 ReLU per residual block) have no single output shape and are skipped.
 
-usage: torchvision_compare.py PARAXIS MODEL   (MODEL: alexnet, vgg16, resnet18, ..., inception_v3)
+usage: torchvision_compare.py PARAXIS MODEL   (MODEL: alexnet, vgg11, vgg16, resnet18, ..., inception_v3)
 """
 import json
 import subprocess

@@ -10,7 +10,7 @@ namespace {
 // torchvision 0.14's counts (shared/reference/README.md).
 TEST(Zoo, ParameterCountsEqualTorchvision) {
   const std::pair<const char*, std::int64_t> expected[] = {
-      {"alexnet", 61'100'840},    {"vgg16", 138'357'544},     {"resnet18", 11'689'512},
+      {"alexnet", 61'100'840},    {"vgg11", 132'863'336},    {"vgg16", 138'357'544},     {"resnet18", 11'689'512},
       {"resnet50", 25'557'032},   {"resnet101", 44'549'160},  {"resnet152", 60'192'808},
       {"inception-v3", 27'161'264}, {"inception-v3-noaux", 23'834'568}};
   for (const auto& [name, params] : expected) {
@@ -59,7 +59,7 @@ TEST(Zoo, UnknownNameListsTheZoo) {
     buildZooModel("resnet51");
     FAIL() << "expected NotFoundError";
   } catch (const NotFoundError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown model 'resnet51': the zoo has alexnet, vgg16"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown model 'resnet51': the zoo has alexnet, vgg11, vgg16"), std::string::npos);
   }
   EXPECT_EQ(findZooEntry("inception_v3").name, "inception-v3");
   EXPECT_THROW(buildZooModel("cosmoflow", {.spatial = {64, 64}}), ShapeError);

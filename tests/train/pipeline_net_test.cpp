@@ -3,7 +3,7 @@
 // five SGD steps the gathered weights equal the one-rank run's within 1e-9 in float64, under
 // GPipe and 1F1B, with one micro-batch and with four (models without batch-norm: micro-batches
 // change batch-norm's statistics), across skip connections that cross a stage boundary
-// (ResNet-20), one stage per rank. Linked into parallel_test (mpirun at 2, 3 and 4 ranks).
+// (ResNet-20, and ResNet-18 at 64^2), batch-norm on stages (small-cnn), one stage per rank. Linked into parallel_test (mpirun at 2, 3 and 4 ranks).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -66,6 +66,8 @@ TEST(PipelineNet, FiveStepsEqualOneRank) {
     expectFiveStepsEqualOneRank({"lenet", {28, 28}, 4, schedule});
     expectFiveStepsEqualOneRank({"cifar-resnet20", {32, 32}, 1, schedule});
   }
+  expectFiveStepsEqualOneRank({"small-cnn", {32, 32}, 1, plan::PipelineSchedule::kOneFOneB});
+  expectFiveStepsEqualOneRank({"resnet18", {64, 64}, 1, plan::PipelineSchedule::kGPipe});
 }
 
 TEST(PipelineNet, EvaluationGivesEveryStageTheLastStagesPrediction) {

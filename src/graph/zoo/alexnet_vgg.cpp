@@ -1,6 +1,7 @@
-// AlexNet and VGG16 as torchvision 0.14 defines them (module names features.N, classifier.N).
+// AlexNet, VGG-11 and VGG-16 as torchvision 0.14 defines them (module names features.N, classifier.N).
 #include "graph/zoo/builders.hpp"
 
+#include <initializer_list>
 #include <string>
 
 namespace paraxis::graph::zoo {
@@ -34,20 +35,23 @@ Model alexnet(const TensorShape& input, std::int64_t classes) {
   return std::move(b).build();
 }
 
-Model vgg16(const TensorShape& input, std::int64_t classes) {
-  constexpr int kPool = 0;
-  constexpr int kConfigD[] = {64,  64,  kPool, 128, 128, kPool, 256, 256, 256, kPool,
-                              512, 512, 512,   kPool, 512, 512, 512, kPool};
-  ModelBuilder b("vgg16", input);
+namespace {
+
+constexpr int kPool = 0;
+
+// torchvision's VGG without batch-norm: `config`'s convolutions (3x3, 'same') and pools, the
+// 7x7 adaptive pool, and the three-layer classifier.
+Model vgg(const std::string& name, std::initializer_list<int> config, const TensorShape& input, std::int64_t classes) {
+  ModelBuilder b(name, input);
   int x = b.input();
   int index = 0;
-  for (int filters : kConfigD) {
-    const std::string name = "features." + std::to_string(index);
+  for (int filters : config) {
+    const std::string layer = "features." + std::to_string(index);
     if (filters == kPool) {
-      x = b.maxPool(name, x, {.kernel = {2}, .stride = {2}});
+      x = b.maxPool(layer, x, {.kernel = {2}, .stride = {2}});
       index += 1;
     } else {
-      x = b.conv(name, x, {.filters = filters, .kernel = {3}, .padding = {1}});
+      x = b.conv(layer, x, {.filters = filters, .kernel = {3}, .padding = {1}});
       x = b.relu("features." + std::to_string(index + 1), x);
       index += 2;
     }
@@ -63,6 +67,18 @@ Model vgg16(const TensorShape& input, std::int64_t classes) {
   x = b.fc("classifier.6", x, classes);
   b.softmaxLoss("loss", x);
   return std::move(b).build();
+}
+
+}  // namespace
+
+Model vgg11(const TensorShape& input, std::int64_t classes) {
+  return vgg("vgg11", {64, kPool, 128, kPool, 256, 256, kPool, 512, 512, kPool, 512, 512, kPool}, input, classes);
+}
+
+Model vgg16(const TensorShape& input, std::int64_t classes) {
+  return vgg("vgg16",
+             {64, 64, kPool, 128, 128, kPool, 256, 256, 256, kPool, 512, 512, 512, kPool, 512, 512, 512, kPool},
+             input, classes);
 }
 
 }  // namespace paraxis::graph::zoo

@@ -7,6 +7,7 @@
 namespace paraxis::graph::zoo {
 
 Model alexnet(const TensorShape& input, std::int64_t classes);
+Model vgg11(const TensorShape& input, std::int64_t classes);
 Model vgg16(const TensorShape& input, std::int64_t classes);
 Model resnet(int depth, const TensorShape& input, std::int64_t classes);  // 18, 34, 50, 101, 152
 Model inceptionV3(const TensorShape& input, std::int64_t classes, bool auxLogits);

@@ -28,6 +28,7 @@ std::vector<ZooEntry> makeEntries() {
   };
   return {
       {"alexnet", "AlexNet (Krizhevsky et al. 2012; torchvision definition)", image(3, 224), 1000, alexnet},
+      {"vgg11", "VGG11 (Simonyan & Zisserman 2015, configuration A; torchvision definition)", image(3, 224), 1000, vgg11},
       {"vgg16", "VGG16 (Simonyan & Zisserman 2015; torchvision definition)", image(3, 224), 1000, vgg16},
       resnetEntry(18),
       resnetEntry(34),
