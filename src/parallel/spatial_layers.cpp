@@ -30,6 +30,19 @@ Box samplesBox(const SpatialSplit& split, int q, const std::vector<std::int64_t>
   return box;
 }
 
+// Spatial blocks -> whole samples: sampleRange's share of them, or (`all`) every one.
+torch::Tensor blocksToSamples(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents,
+                              bool all) {
+  std::vector<std::int64_t> shape{x.size(0), x.size(1)};
+  shape.insert(shape.end(), extents.begin(), extents.end());
+  Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
+  for (int q = 0; q < split.comm.size(); ++q) {
+    p.owned.push_back(split.blockBox(q, shape));
+    p.needed.push_back(all ? samplesBox(split, q, shape, Range{0, shape[0]}) : samplesBox(split, q, shape));
+  }
+  return redistribute(split.comm, x, p);
+}
+
 // Every dimension but the channels: what batch-norm's statistics sum over.
 std::vector<std::int64_t> reducedDims(const torch::Tensor& x) {
   std::vector<std::int64_t> dims{0};
@@ -201,14 +214,11 @@ Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples) {
 }
 
 torch::Tensor spatialToSamples(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents) {
-  std::vector<std::int64_t> shape{x.size(0), x.size(1)};
-  shape.insert(shape.end(), extents.begin(), extents.end());
-  Placement p{shape, {}, {}, 0.0, CommKind::kShuffle};
-  for (int q = 0; q < split.comm.size(); ++q) {
-    p.owned.push_back(split.blockBox(q, shape));
-    p.needed.push_back(samplesBox(split, q, shape));
-  }
-  return redistribute(split.comm, x, p);
+  return blocksToSamples(split, x, extents, false);
+}
+
+torch::Tensor spatialToWhole(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents) {
+  return blocksToSamples(split, x, extents, true);
 }
 
 torch::Tensor replicatedToSamples(const SpatialSplit& split, const torch::Tensor& x) {

@@ -52,6 +52,11 @@ Range sampleRange(const SpatialSplit& split, int rank, std::int64_t samples);
 // sample to whole samples, sampleRange's share of them (one all-to-all-v; backward reverses it).
 torch::Tensor spatialToSamples(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents);
 
+// The same where the rest of the model runs on the whole batch on every rank (a filter head):
+// every rank gathers every block of every sample (one all-to-all-v); backward returns each
+// copy's gradient to the block's owner, who adds them up (the ranks' partial gradients summed).
+torch::Tensor spatialToWhole(const SpatialSplit& split, const torch::Tensor& x, const std::vector<std::int64_t>& extents);
+
 // From a tensor every rank of the group holds whole (after global pooling) to sampleRange's
 // share of its samples; backward gathers the shares of the gradient.
 torch::Tensor replicatedToSamples(const SpatialSplit& split, const torch::Tensor& x);

@@ -94,12 +94,16 @@ double negotiationSeconds(const PlanInputs& in, const Grid& g, const GradientCom
 
 // The groups the per-layer collectives run on, placed once per evaluation.
 struct PlacedGroups {
+  // The filter rule's group: the filter axis, or a filter head's spatial ranks.
+  static cost::Placement filterGroup(const Grid& g) {
+    return g.filterHead ? cost::Placement{g.spatial(), 1} : cost::Placement{g.filter, g.strideFilter()};
+  }
   PlacedGroups(const hw::Cluster& cl, const Grid& g, Congestion k)
       : spatial(cl, {g.spatial(), 1}, k),
-        filter(cl, {g.filter, g.strideFilter()}, k),
+        filter(cl, filterGroup(g), k),
         channel(cl, {g.channel, g.strideChannel()}, k),
         channelAllreduce(cl, {g.channel, g.strideChannel()}, k),
-        filterAllreduce(cl, {g.filter, g.strideFilter()}, k),
+        filterAllreduce(cl, filterGroup(g), k),
         neighbours{{cl, {g.depth > 1 ? 2 : 1, g.strideDepth()}, k},
                    {cl, {g.height > 1 ? 2 : 1, g.strideHeight()}, k},
                    {cl, {g.width > 1 ? 2 : 1, g.strideWidth()}, k}} {}

@@ -33,8 +33,12 @@ bool channelwise(LayerKind kind) {
          kind == LayerKind::kAdaptiveAvgPool || kind == LayerKind::kGlobalAvgPool || kind == LayerKind::kFlatten;
 }
 
-// The filter axis's rule for layer i (the header's): its inputs' flags are settled.
-void filterAxis(const graph::Model& model, const Grid& grid, int i, std::vector<LayerSplit>& out) {
+// The filter axis's rule for layer i over `ranks` (the header's): its inputs' flags are
+// settled. `summed[j]`: a whole tensor whose gradient is summed over the ranks anyway (a
+// filter head's input, gathered at the split point), so a split layer reading it leaves its
+// partial input gradient as it is.
+void filterAxis(const graph::Model& model, int ranks, int i, const std::vector<char>& summed,
+                std::vector<LayerSplit>& out) {
   const graph::Layer& layer = model.layer(i);
   LayerSplit& s = out[i];
   bool inputSplit = !layer.inputs.empty();
@@ -45,14 +49,15 @@ void filterAxis(const graph::Model& model, const Grid& grid, int i, std::vector<
   }
   if (splitsChannels(layer) && inputSplit) {
     s.channelParallel = true;
-    s.share.inputChannels = 1.0 / grid.filter;
+    s.share.inputChannels = 1.0 / ranks;
   } else if (splitsChannels(layer)) {
+    const int input = layer.inputs.front();
     s.channelSplit = true;
-    s.share.outputChannels = 1.0 / grid.filter;
-    s.completeInputGradient = model.layer(layer.inputs.front()).kind != LayerKind::kInput;
+    s.share.outputChannels = 1.0 / ranks;
+    s.completeInputGradient = model.layer(input).kind != LayerKind::kInput && summed[input] == 0;
   } else if (inputSplit && channelwise(layer.kind)) {
     s.channelSplit = true;
-    s.share.outputChannels = 1.0 / grid.filter;
+    s.share.outputChannels = 1.0 / ranks;
   } else {
     s.gatherInput = anySplit;
   }
@@ -99,6 +104,8 @@ void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerS
   out.assign(model.size(), LayerSplit{});
   if (grid.modelParallel() == 1) return;  // every rank runs whole layers
   const int splitPoint = spatialSplitPoint(model, grid);
+  const bool head = grid.filterHead && grid.spatial() > 1;
+  std::vector<char> summed(static_cast<std::size_t>(model.size()), 0);  // see filterAxis
   bool seenWeighted = false;
   for (int i = 0; i < model.size(); ++i) {
     const graph::Layer& layer = model.layer(i);
@@ -122,7 +129,13 @@ void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerS
       s.share.inputSpatial = inShare;
     }
     s.gatherAtSplitPoint = grid.spatial() > 1 && i == splitPoint && i < model.size();
-    if (grid.filter > 1) filterAxis(model, grid, i, out);
+    if (grid.filter > 1) filterAxis(model, grid.filter, i, summed, out);
+    if (head && i >= splitPoint) {
+      filterAxis(model, grid.spatial(), i, summed, out);
+      bool gathered = !s.channelSplit && !s.channelParallel;
+      for (int input : layer.inputs) gathered = gathered && (input < splitPoint || summed[input] != 0);
+      summed[i] = gathered ? 1 : 0;
+    }
     if (grid.channel > 1 && seenWeighted && splitsChannels(layer) && !s.channelParallel) {
       s.channelParallel = true;
       s.sliceInput = true;
@@ -133,22 +146,27 @@ void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerS
 }
 
 std::string channelAxisProblem(const graph::Model& model, const Grid& grid) {
-  if (grid.filter == 1 && grid.channel == 1) return {};
-  const std::vector<LayerSplit> s = splitLayers(model, Grid{.channel = grid.channel, .filter = grid.filter});
+  const bool head = grid.filterHead && grid.spatial() > 1;
+  if (grid.filter == 1 && grid.channel == 1 && !head) return {};
+  // A filter head splits over the spatial ranks; the filter and channel axes need no spatial part.
+  const std::vector<LayerSplit> s =
+      splitLayers(model, head ? grid : Grid{.channel = grid.channel, .filter = grid.filter});
+  const int filterRanks = head ? grid.spatial() : grid.filter;
+  const char* filterAxisName = head ? "head=filter over the spatial ranks, " : "filter=";
   const auto refuse = [&](const graph::Layer& l, std::int64_t channels, const char* what, int ranks, const char* axis) {
-    return fmt::format("layer '{}' ({}): {} {} channels cannot be split over {} ranks ({}={}): some rank would hold none",
+    return fmt::format("layer '{}' ({}): {} {} channels cannot be split over {} ranks ({}{}): some rank would hold none",
                        l.name, graph::kindName(l.kind), channels, what, ranks, axis, ranks);
   };
   for (int i = 1; i < model.size(); ++i) {
     const graph::Layer& l = model.layer(i);
-    if (s[i].channelSplit && isWeighted(l) && l.output.channels < grid.filter) {
-      return refuse(l, l.output.channels, "output", grid.filter, "filter");
+    if (s[i].channelSplit && isWeighted(l) && l.output.channels < filterRanks) {
+      return refuse(l, l.output.channels, "output", filterRanks, filterAxisName);
     }
     const int input = l.inputs.empty() ? 0 : l.inputs.front();
     const std::int64_t inputs = model.layer(input).output.channels;
-    const int ranks = s[i].sliceInput ? grid.channel : grid.filter;
+    const int ranks = s[i].sliceInput ? grid.channel : filterRanks;
     if (s[i].channelParallel && !s[input].channelSplit && inputs < ranks) {
-      return refuse(l, inputs, "input", ranks, s[i].sliceInput ? "channel" : "filter");
+      return refuse(l, inputs, "input", ranks, s[i].sliceInput ? "channel=" : filterAxisName);
     }
   }
   return {};

@@ -22,6 +22,7 @@ std::string Grid::str() const {
   add("d", depth);
   add("h", height);
   add("w", width);
+  if (filterHead) parts.emplace_back("head=filter");
   return parts.empty() ? "1" : fmt::format("{}", fmt::join(parts, "x"));
 }
 
@@ -35,6 +36,11 @@ Grid parseGrid(const std::string& text) {
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find('x', start), text.size());
     const std::string part = text.substr(start, end - start);
+    if (part == "head=filter" || part == "head=samples") {
+      g.filterHead = part == "head=filter";
+      start = end + 1;
+      continue;
+    }
     const std::size_t eq = part.find('=');
     int* axis = nullptr;
     for (const auto& [name, field] : axes) {
@@ -49,12 +55,22 @@ Grid parseGrid(const std::string& text) {
     }
     if (axis == nullptr || value < 1 || used != part.size() - eq - 1) {
       throw ConfigError(fmt::format("grid '{}': cannot read '{}' (expected axis=count joined by 'x', axes data, "
-                                    "pipeline, channel, filter, d, h, w; e.g. data=8xh=4)", text, part));
+                                    "pipeline, channel, filter, d, h, w, and head=filter or head=samples; e.g. data=8xh=4)", text, part));
     }
     *axis = value;
     start = end + 1;
   }
+  if (std::string problem = headProblem(g); !problem.empty()) throw ConfigError(fmt::format("grid '{}': {}", text, problem));
   return g;
+}
+
+std::string headProblem(const Grid& grid) {
+  if (!grid.filterHead) return {};
+  if (grid.spatial() == 1) return "head=filter splits the head over the spatial ranks, and this grid has no spatial axis";
+  if (grid.filter > 1 || grid.channel > 1 || grid.pipeline > 1) {
+    return "head=filter goes with data and spatial axes only (not filter, channel or pipeline)";
+  }
+  return {};
 }
 
 std::string scheduleName(PipelineSchedule s) { return s == PipelineSchedule::kGPipe ? "gpipe" : "1f1b"; }
@@ -70,7 +86,7 @@ std::string strategyNameOf(const Grid& grid) {
   if (grid.pipeline > 1) axes.emplace_back("pipeline");
   if (grid.channel > 1) axes.emplace_back("channel");
   if (grid.filter > 1) axes.emplace_back("filter");
-  if (grid.spatial() > 1) axes.emplace_back("spatial");
+  if (grid.spatial() > 1) axes.emplace_back(grid.filterHead ? "spatial+filter-head" : "spatial");
   return axes.empty() ? "serial" : fmt::format("{}", fmt::join(axes, "+"));
 }
 

@@ -20,6 +20,11 @@ struct Grid {
   int depth = 1;
   int height = 1;
   int width = 1;
+  // A spatial grid's head (the layers from its split point on, which need whole samples):
+  // false, sample-parallel over the spatial ranks (Dryden's "sample late"); true, the whole
+  // batch on every spatial rank with the weights split by the filter axis's rule over them
+  // (plan/layer_split.hpp), as LBANN runs model-parallel heads. Written "head=filter".
+  bool filterHead = false;
 
   int spatial() const { return depth * height * width; }
   int modelParallel() const { return pipeline * channel * filter * spatial(); }
@@ -36,8 +41,12 @@ struct Grid {
 };
 
 // The inverse of Grid::str(): "data=8xh=4" (axes data, pipeline, channel, filter, d, h, w;
-// absent axes are 1). Throws ConfigError naming the part it cannot read.
+// absent axes are 1; "xhead=filter" for a filter-parallel head). Throws ConfigError naming the
+// part it cannot read.
 Grid parseGrid(const std::string& text);
+// Why `grid`'s head setting cannot apply (a filter head needs a spatial axis to split over and
+// no filter, channel or pipeline axis); empty when it can.
+std::string headProblem(const Grid& grid);
 
 enum class PipelineSchedule { kGPipe, kOneFOneB };
 

@@ -85,7 +85,8 @@ nlohmann::json strategyJson(const Strategy& s) {
           {"name", s.name},
           {"grid",
            {{"data", g.data}, {"pipeline", g.pipeline}, {"channel", g.channel}, {"filter", g.filter},
-            {"spatial_d", g.depth}, {"spatial_h", g.height}, {"spatial_w", g.width}}},
+            {"spatial_d", g.depth}, {"spatial_h", g.height}, {"spatial_w", g.width},
+            {"head", g.filterHead ? "filter" : "samples"}}},
           {"global_batch", s.globalBatch},
           {"micro_batches", s.microBatches},
           {"schedule", scheduleName(s.schedule)},
@@ -109,6 +110,10 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
     for (int v : {s.grid.data, s.grid.pipeline, s.grid.channel, s.grid.filter, s.grid.depth, s.grid.height, s.grid.width}) {
       if (v < 1) fail("grid", "every axis must be at least 1");
     }
+    const std::string head = g.value("head", "samples");
+    if (head != "samples" && head != "filter") fail("grid.head", "expected samples or filter, found '" + head + "'");
+    s.grid.filterHead = head == "filter";
+    if (std::string problem = headProblem(s.grid); !problem.empty()) fail("grid.head", problem);
     s.globalBatch = d.at("global_batch").get<std::int64_t>();
     if (s.globalBatch < 1) fail("global_batch", "expected at least 1");
     s.microBatches = d.value("micro_batches", 1);

@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
+#include "parallel/channel_split.hpp"
 #include "parallel/spatial_conv.hpp"
 #include "parallel/spatial_layers.hpp"
 
@@ -80,9 +82,31 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, SpatialOp
     }
   }
   if (options_.slices != nullptr) planChannels();
+  if (options_.filterHead) sumSpatialGradients();
 }
 
-SpatialNet::~SpatialNet() { parallel::setCommTimeSink(nullptr); }
+SpatialNet::~SpatialNet() {
+  parallel::setCommTimeSink(nullptr);
+  for (auto& [tensor, hook] : gradientHooks_) tensor.remove_hook(hook);
+}
+
+void SpatialNet::sumSpatialGradients() {
+  const graph::Model& model = net_->model();
+  const comm::Communicator group = split_.comm;
+  const auto sum = [group](const torch::Tensor& g) {
+    torch::Tensor total = g.contiguous().clone();
+    const auto start = std::chrono::steady_clock::now();
+    comm::allreduce(group, total.data_ptr(), total.data_ptr(), static_cast<std::size_t>(total.numel()),
+                    parallel::commTypeOf(total));
+    parallel::addCommTime(parallel::CommKind::kCollective,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return total;
+  };
+  for (int i = 1; i < model.size(); ++i) {
+    if (layout_[i] == Layout::kSamples) continue;
+    for (torch::Tensor p : net_->layerParameters(i)) gradientHooks_.emplace_back(p, p.register_hook(sum));
+  }
+}
 
 bool SpatialNet::runsSpatially(int index) const {
   const Layer& l = net_->model().layer(index);
@@ -180,11 +204,17 @@ torch::Tensor SpatialNet::toSamples(int source, const std::vector<torch::Tensor>
   if (converted_[source].defined()) return converted_[source];
   const graph::TensorShape& shape = net_->model().layer(source).output;
   switch (layout_[source]) {
-    case Layout::kSpatial:
-      converted_[source] = parallel::spatialToSamples(splitOf(source), outputs[source],
-                                                      std::vector<std::int64_t>(shape.spatial.begin(), shape.spatial.end()));
+    case Layout::kSpatial: {
+      const std::vector<std::int64_t> extents(shape.spatial.begin(), shape.spatial.end());
+      converted_[source] = options_.filterHead ? parallel::spatialToWhole(splitOf(source), outputs[source], extents)
+                                               : parallel::spatialToSamples(splitOf(source), outputs[source], extents);
       break;
-    case Layout::kReplicated: converted_[source] = parallel::replicatedToSamples(split_, outputs[source]); break;
+    }
+    case Layout::kReplicated:
+      // A filter head reads the whole tensor as it is; its split layers' partial gradients are summed here.
+      converted_[source] = options_.filterHead ? parallel::completeGradient(*options_.slices, outputs[source])
+                                               : parallel::replicatedToSamples(split_, outputs[source]);
+      break;
     case Layout::kSamples: converted_[source] = outputs[source]; break;
   }
   return converted_[source];
@@ -229,6 +259,7 @@ torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x) const {
 torch::Tensor SpatialNet::targetPart(const torch::Tensor& target, Layout layout,
                                    const parallel::SpatialSplit& split) const {
   if (layout == Layout::kSpatial) return split.local(target);
+  if (options_.filterHead) return target;  // the head runs on the whole batch
   const parallel::Range mine = parallel::sampleRange(split_, split_.comm.rank(), target.size(0));
   return target.narrow(0, mine.begin, mine.size());
 }
@@ -236,7 +267,8 @@ torch::Tensor SpatialNet::targetPart(const torch::Tensor& target, Layout layout,
 torch::Tensor SpatialNet::loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) {
   if (losses_.empty()) throw ConfigError(fmt::format("model '{}' has no loss layer to train against", net_->model().name()));
   namespace F = torch::nn::functional;
-  const double ranks = split_.comm.size();
+  // A filter head's loss is the whole batch's on every rank; the group's sums happen in backward.
+  const double ranks = options_.filterHead ? 1.0 : split_.comm.size();
   torch::Tensor total;
   for (int index : losses_) {
     const Layer& l = net_->model().layer(index);
@@ -270,6 +302,7 @@ double SpatialNet::replicaLoss(double local) {
 }
 
 double SpatialNet::share() const {
+  if (options_.filterHead) return 1.0 / split_.comm.size();  // every rank evaluates the whole batch
   return 1.0 / (split_.comm.size() * (options_.slices != nullptr ? options_.slices->comm.size() : 1));
 }
 
@@ -292,8 +325,11 @@ std::string SpatialNet::describe() const {
   std::string spatial;
   if (split_.comm.size() > 1) {
     spatial = start == model.size() ? "spatial throughout" + grids
-                                    : fmt::format("spatial through layer '{}'{}, whole samples from layer '{}'",
-                                                  model.layer(start - 1).name, grids, model.layer(start).name);
+                                    : fmt::format("spatial through layer '{}'{}, {} from layer '{}'",
+                                                  model.layer(start - 1).name, grids,
+                                                  options_.filterHead ? "the whole batch on every rank (filter head)"
+                                                                      : "whole samples",
+                                                  model.layer(start).name);
   }
   const std::string channels = describeChannels();
   return spatial.empty() || channels.empty() ? spatial + channels : spatial + "; " + channels;

@@ -9,7 +9,9 @@
 //
 // The loss of each rank is scaled so that its gradients, averaged over all ranks of all
 // replicas (the gradient engine's allreduce), are the gradients of the global batch's mean
-// loss: every parameter is reduced by the one allreduce, spatial partial sums included.
+// loss: every parameter is reduced by the one allreduce, spatial partial sums included. A
+// filter head (SpatialOptions::filterHead) runs the head on the whole batch instead, its
+// weights split over the group.
 //
 // With a filter or channel axis (SpatialOptions::slices; spatial_net_channels.cpp) each layer
 // also follows plan's channel rule (plan/layer_split.hpp): filter layers hold their slice of
@@ -47,6 +49,12 @@ struct SpatialOptions {
   // outlive every backward pass.
   const parallel::ChannelSplit* slices = nullptr;
   bool filterAxis = true;  // the group is the filter axis (else the channel axis)
+  // A filter head (plan::Grid::filterHead): the layers from the shuffle point on run on the
+  // replica's whole batch on every rank, their weights split over the spatial group by the
+  // filter axis's rule (`slices` must then be that group). The spatial layers' weight gradients
+  // are summed over the group as they are computed, so the gradient engine reduces over the
+  // data replicas only (the head's slices differ from rank to rank of the group).
+  bool filterHead = false;
 };
 
 class SpatialNet final : public BatchExecutor {
@@ -94,6 +102,7 @@ class SpatialNet final : public BatchExecutor {
   torch::Tensor targetPart(const torch::Tensor& target, Layout layout, const parallel::SpatialSplit& split) const;
   // The channel axis (options_.slices): the rule, each output's slicing, the sliced weights.
   void planChannels();
+  plan::Grid headGrid() const;  // the spatial grid as plan's, with a filter head
   void sliceParameters();
   void sliceParameter(const torch::Tensor& p, std::int64_t dim, parallel::Slicing slicing);
   parallel::Slicing inputSlicing(int index) const;  // what a channel-parallel layer's input features hold
@@ -110,9 +119,13 @@ class SpatialNet final : public BatchExecutor {
   // A layer on whole samples (after the shuffle, or no spatial grid).
   torch::Tensor applySamples(int index, const std::vector<torch::Tensor>& in);
 
+  // Filter head: the spatial layers' parameters sum their gradients over the group.
+  void sumSpatialGradients();
+
   IrNet net_;
   const parallel::SpatialSplit& split_;
   SpatialOptions options_;
+  std::vector<std::pair<torch::Tensor, unsigned>> gradientHooks_;  // removed with the net
   std::deque<parallel::SpatialSplit> grids_;  // one per distinct grid (stable addresses: backward holds them)
   std::vector<const parallel::SpatialSplit*> splitOf_;  // per layer's output
   std::vector<Layout> layout_;  // per layer's output (loss layers: their input's, as converted)

@@ -28,9 +28,18 @@ torch::Tensor namedTensor(const torch::nn::Module& m, const char* name) {
 void SpatialNet::planChannels() {
   const graph::Model& model = net_->model();
   const int ranks = options_.slices->comm.size();
-  const plan::Grid axis = options_.filterAxis ? plan::Grid{.filter = ranks} : plan::Grid{.channel = ranks};
+  const plan::Grid axis = options_.filterHead ? headGrid()
+                          : options_.filterAxis ? plan::Grid{.filter = ranks}
+                                                : plan::Grid{.channel = ranks};
   if (std::string problem = plan::channelAxisProblem(model, axis); !problem.empty()) throw ConfigError(problem);
   rule_ = plan::splitLayers(model, axis);
+  for (int i = 1; i < model.size() && options_.filterHead; ++i) {
+    const plan::LayerSplit& r = rule_[i];
+    if ((r.channelSplit || r.channelParallel || r.gatherInput) && layout_[i] != Layout::kSamples) {
+      throw ConfigError(fmt::format("layer '{}': the filter head would split it, but it runs on spatial blocks",
+                                    model.layer(i).name));
+    }
+  }
   slicing_.assign(model.size(), {});
   for (int i = 1; i < model.size(); ++i) {
     const Layer& l = model.layer(i);
@@ -44,6 +53,14 @@ void SpatialNet::planChannels() {
     }
   }
   sliceParameters();
+}
+
+plan::Grid SpatialNet::headGrid() const {
+  plan::Grid grid{.filterHead = true};
+  int* axes[] = {&grid.depth, &grid.height, &grid.width};  // the split's dimensions are the last of these
+  const std::size_t n = std::min<std::size_t>(split_.grid.size(), 3);
+  for (std::size_t d = 0; d < n; ++d) *axes[3 - n + d] = split_.grid[d];
+  return grid;
 }
 
 parallel::Slicing SpatialNet::inputSlicing(int index) const {

@@ -139,6 +139,13 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
   if (g.modelParallel() > 1 && g.pipeline == 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
   if (m > 1) out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
+  if (g.filterHead) {
+    // The head's filters over the spatial group; the weights' engine over the replicas alone
+    // (the spatial layers' partial gradients are summed over the group in backward).
+    out.slices = {out.spatial.comm};
+    out.weights = world.split(rank % s, rank);
+    return out;
+  }
   const int holders = m * g.pipeline;  // ranks of a replica holding different weights
   out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
   if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline);
@@ -155,9 +162,10 @@ std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNe
     return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, micro, o.schedule, std::move(stages));
   }
   SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
-  if (slicingRanks(g) > 1) {
+  if (slicingRanks(g) > 1 || g.filterHead) {
     options.slices = &groups.slices;
-    options.filterAxis = g.filter > 1;
+    options.filterAxis = g.filter > 1 || g.filterHead;
+    options.filterHead = g.filterHead;
   }
   return std::make_unique<SpatialNet>(std::move(net), groups.spatial, options);
 }

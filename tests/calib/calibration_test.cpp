@@ -30,9 +30,16 @@ Strategy shaped(const std::string& name, const std::string& grid, std::int64_t b
 }
 
 TEST(Grid, ParsesWhatStrPrints) {
-  for (const char* text : {"data=8xh=4", "data=16xfilter=4", "channel=32", "data=2xpipeline=2xd=2xh=2xw=2", "1"}) {
+  for (const char* text : {"data=8xh=4", "data=16xfilter=4", "channel=32", "data=2xpipeline=2xd=2xh=2xw=2", "1",
+                           "data=2xh=2xhead=filter"}) {
     EXPECT_EQ(parseGrid(text).str(), text);
   }
+  EXPECT_TRUE(parseGrid("h=2xw=2xhead=filter").filterHead);
+  EXPECT_FALSE(parseGrid("h=2xhead=samples").filterHead);
+  // A filter head splits over spatial ranks, alone with the data axis.
+  EXPECT_THROW(parseGrid("data=4xhead=filter"), ConfigError);
+  EXPECT_THROW(parseGrid("filter=2xh=2xhead=filter"), ConfigError);
+  EXPECT_THROW(parseGrid("h=2xhead=filters"), ConfigError);
   EXPECT_THROW(parseGrid("data=8xq=4"), ConfigError);
   EXPECT_THROW(parseGrid("data=0"), ConfigError);
   EXPECT_THROW(parseGrid("data=8x"), ConfigError);

@@ -97,6 +97,33 @@ TEST(LayerSplitRule, FilterAxisPairsLenetsLayers) {
   }
 }
 
+// A filter head on LeNet (h=2): the convolutions split spatially; from the split point the
+// fully connected pair splits its filters over the same two ranks. fc1 reads the tensor gathered
+// at the split point, whose backward sums the ranks' partial gradients: nothing to complete.
+TEST(LayerSplitRule, AFilterHeadPairsTheHeadOverTheSpatialRanks) {
+  const graph::Model lenet = graph::buildZooModel("lenet");
+  const std::vector<LayerSplit> s = splitLayers(lenet, parseGrid("data=2xh=2xhead=filter"));
+  const auto at = [&](const char* name) { return s.at(static_cast<std::size_t>(lenet.find(name))); };
+  for (const char* name : {"conv1", "pool1", "conv2", "pool2"}) {
+    EXPECT_TRUE(at(name).spatial && !at(name).channelSplit && !at(name).channelParallel) << name;
+  }
+  EXPECT_TRUE(at("flatten").gatherAtSplitPoint && !at("flatten").channelSplit);
+  EXPECT_TRUE(at("fc1").channelSplit && !at("fc1").completeInputGradient);
+  EXPECT_DOUBLE_EQ(at("fc1").share.outputChannels, 0.5);
+  EXPECT_TRUE(at("dropout").channelSplit);
+  EXPECT_TRUE(at("fc2").channelParallel && !at("fc2").sliceInput);
+  // The oracle prices it: VGG-16's head (most of its weights) split in two costs less memory
+  // and time than running it sample-parallel.
+  const graph::Model vgg = graph::buildZooModel("vgg16", {.spatial = {32}});
+  const hw::Cluster cl = hw::loadCluster("abci");
+  const PlanInputs in = testing::inputsFor(vgg, cl);
+  const Estimate samples = estimate(in, Strategy{"data+spatial", parseGrid("data=2xh=2"), 64});
+  const Estimate head = estimate(in, Strategy{"data+spatial+filter-head", parseGrid("data=2xh=2xhead=filter"), 64});
+  ASSERT_TRUE(samples.feasible && head.feasible) << head.infeasibleReason;
+  EXPECT_LT(head.memory.weights, 0.6 * samples.memory.weights);
+  EXPECT_LT(head.time.compute(), samples.time.compute());
+}
+
 TEST_F(ThreeLayers, ChannelParallelReducesPartialSums) {
   const Strategy s{"channel", Grid{.channel = 2}, 4};
   const Estimate e = estimate(in, s);

@@ -21,6 +21,26 @@ TEST(StrategyJson, GradientCommunicationRoundTrips) {
   EXPECT_EQ(back.comm.groups, 6);
 }
 
+TEST(StrategyJson, AFilterHeadRoundTripsAndNeedsASpatialAxis) {
+  const Strategy s{"data+spatial+filter-head", parseGrid("data=2xh=2xhead=filter"), 64};
+  const nlohmann::json d = strategyJson(s);
+  EXPECT_EQ(d["grid"]["head"], "filter");
+  EXPECT_TRUE(strategyFromJson(d, "x.json").grid.filterHead);
+  nlohmann::json old = d;
+  old["grid"].erase("head");  // files written before the key: sample-parallel heads
+  EXPECT_FALSE(strategyFromJson(old, "old.json").grid.filterHead);
+  nlohmann::json bad = d;
+  bad["grid"]["spatial_h"] = 1;
+  try {
+    strategyFromJson(bad, "bad.json");
+    FAIL() << "accepted a filter head without a spatial axis";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json: grid.head: head=filter splits the head over the spatial ranks"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(StrategyJson, OlderFilesWithFp16OrADensityStillRead) {
   nlohmann::json d = strategyJson(Strategy{"data", Grid{.data = 2}, 64});
   d["comm"] = {{"fp16", true}};

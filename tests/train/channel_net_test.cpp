@@ -3,7 +3,8 @@
 // of the whole computation, uneven slices included; whole models with their weights split
 // over the ranks train like one rank (float64, five SGD steps, gathered weights within 1e-9):
 // LeNet (conv, FC, flatten, dropout), small-cnn (batch-norm on slices, global pooling), the
-// mesh FCN (strided and transposed convolutions) and ResNet-18 (residual adds of slices), under filter and channel axes over every rank, and with 4 ranks h=2 x filter=2.
+// mesh FCN (strided and transposed convolutions) and ResNet-18 (residual adds of slices), under filter and channel axes over every rank, and with 4 ranks h=2 x filter=2;
+// a filter head (h over every rank, the head's filters over the same ranks) on LeNet and small-cnn.
 // Linked into parallel_test (mpirun at 2, 3 and 4 ranks).
 #include <gtest/gtest.h>
 
@@ -91,6 +92,7 @@ struct Case {
   std::vector<std::int64_t> input;
   bool filterAxis = true;
   int spatialRanks = 1;  // h = this many ranks, the channel axis over the rest
+  bool filterHead = false;  // h over every rank, the head's filters over the same ranks
 };
 
 void expectFiveStepsEqualOneRank(const Case& c) {
@@ -100,23 +102,24 @@ void expectFiveStepsEqualOneRank(const Case& c) {
   const torch::Tensor x = data.images.to(torch::kFloat64);
   IrNet serial = testing::trainSerially(model, data, kBatch);
   // Ranks: slice index outer, spatial block inner (plan::Grid's order).
-  const int s = c.spatialRanks;
+  const int s = c.filterHead ? world.size() : c.spatialRanks;
   std::vector<int> grid(static_cast<std::size_t>(model.inputShape().rank()), 1);
   grid.front() = s;
   const parallel::SpatialSplit spatial{world.split(world.rank() / s, world.rank()), grid};
-  const ChannelSplit slices{world.split(world.rank() % s, world.rank())};
+  const ChannelSplit slices{c.filterHead ? spatial.comm : world.split(world.rank() % s, world.rank())};
   IrNet net = freshNet(model);
-  SpatialNet run(net, spatial, {.slices = &slices, .filterAxis = c.filterAxis});
+  SpatialNet run(net, spatial, {.slices = &slices, .filterAxis = c.filterAxis, .filterHead = c.filterHead});
   for (int step = 0; step < kSteps; ++step) {
     run.loss(run.run(x.narrow(0, kBatch * step, kBatch)), data.labels.narrow(0, kBatch * step, kBatch)).backward();
-    averageGradients(net, spatial.comm);  // the engine's group: the ranks holding the same slices
+    // The engine's group: the ranks holding the same slices (a filter head's: this rank alone).
+    if (!c.filterHead) averageGradients(net, spatial.comm);
     sgd(net->parameters());
   }
   std::vector<torch::Tensor> expected;
   for (const auto& p : serial->parameters()) expected.push_back(p.detach());
   EXPECT_LT(maxRelative(run.wholeParameters(), expected), 1e-9)
-      << c.model << (c.filterAxis ? " filter=" : " channel=") << slices.comm.size() << " x h=" << s << " ("
-      << run.describe() << ")";
+      << c.model << (c.filterHead ? " filter head=" : c.filterAxis ? " filter=" : " channel=") << slices.comm.size()
+      << " x h=" << s << " (" << run.describe() << ")";
 }
 
 TEST(ChannelNet, FiveStepsEqualOneRank) {
@@ -131,6 +134,13 @@ TEST(ChannelNet, FiveStepsEqualOneRank) {
     expectFiveStepsEqualOneRank({"lenet", {28, 28}, true, 2});
     expectFiveStepsEqualOneRank({"small-cnn", {32, 32}, true, 2});
   }
+}
+
+// A filter head: the convolutions on spatial blocks over every rank, then the whole batch on
+// every rank with the fully connected layers' filters split over the same ranks.
+TEST(ChannelNet, FilterHeadFiveStepsEqualOneRank) {
+  expectFiveStepsEqualOneRank({"lenet", {28, 28}, true, 1, true});
+  expectFiveStepsEqualOneRank({"small-cnn", {64, 64}, true, 1, true});  // 4x4 at the last pool: h up to 4
 }
 
 TEST(ChannelNet, TooFewChannelsForTheAxisAreRefusedNamingTheLayer) {

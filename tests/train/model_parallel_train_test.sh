@@ -3,7 +3,9 @@
 # filter or channel with spatial axes), and trains what one rank trains: after 5 iterations the gathered weights (--weights-out)
 # equal the reference run's within 1e-4 relative (float32) for LeNet (conv/FC pairs, flatten,
 # dropout) and small-cnn (batch-norm on channel slices, global pooling), at 2 and 4 ranks;
-# data=2 x filter=2 and data=2 x channel=2 equal data=2; h=2 x filter=2 equals one rank. At 3
+# data=2 x filter=2 and data=2 x channel=2 equal data=2; h=2 x filter=2 equals one rank; a
+# filter head (data=2 x h=2 x head=filter: convolutions on spatial blocks, the fully connected
+# layers' filters split over the same ranks) equals data=2, h=2 x head=filter one rank. At 3
 # ranks (11/11/10 channels) the partial sums add in another order than one rank's convolution
 # (at 2 and 4 ranks the blocks of 16 channels keep it), LeNet's ReLUs and max-pool choices then
 # switch within rounding and the difference grows ~100x a step: 1.8e-3 after 5 steps, so there
@@ -28,6 +30,8 @@ equivalent "small-cnn channel=2" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid 
 equivalent "lenet data=2xfilter=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xfilter=2
 equivalent "lenet data=2xchannel=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xchannel=2
 equivalent "lenet h=2xfilter=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid filter=2xh=2
+equivalent "lenet data=2xh=2xhead=filter" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xh=2xhead=filter
+equivalent "small-cnn h=2xhead=filter" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid h=2xhead=filter
 equivalent "lenet pipeline=2 1f1b m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid pipeline=2 --micro-batches 4
 equivalent "lenet pipeline=2 gpipe m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid pipeline=2 --micro-batches 4 --schedule gpipe
 equivalent "lenet pipeline=3 m=1" 1e-4 0 "${lenet[@]}" -- 3 "${lenet[@]}" --grid pipeline=3 --micro-batches 1
@@ -60,6 +64,7 @@ refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute"
 refused 4 "train runs a pipeline with the data axis only so far" --model lenet --grid pipeline=2xh=2
 refused 4 "not both" --model lenet --grid filter=2xchannel=2
 refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
+refused 2 "head=filter splits the head over the spatial ranks, and this grid has no spatial axis" --model lenet --grid data=2xhead=filter
 # plan refuses the same layer with the same line.
 if "$paraxis" plan --model "$narrow" --grid filter=3 --gpus 3 >"$work/out" 2>&1; then
   fail "plan accepted filter=3 on a 2-filter layer"
