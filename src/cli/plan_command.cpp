@@ -243,7 +243,7 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
   c->add_option("--grid", o->grid,
                 "one explicit grid instead of --strategies x --gpus: data=8xfilter=2xh=2 (axes data, pipeline, channel, "
-                "filter, d, h, w; any product)");
+                "filter, d, h, w; any product; xhead=filter: a spatial grid's head split by filters)");
   c->add_flag("--per-layer", o->perLayer,
               "search each layer's own sample x spatial distribution (first GPU count), layer by layer");
   c->callback([o, &context] { run(*o, context); });

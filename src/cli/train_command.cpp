@@ -182,7 +182,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
       c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (grid, batch and gradient settings)");
   c->add_option("--grid", o->grid,
                 "axes over the ranks, as plan prints them: data=2xh=2, filter=2xh=2, data=2xchannel=2, "
-                "data=2xpipeline=2 (default: data=<ranks>)")
+                "data=2xpipeline=2, data=2xh=2xhead=filter (default: data=<ranks>)")
       ->excludes(plan);
   c->add_option("--micro-batches", o->train.microBatches,
                  "pipeline grids: micro-batches per replica batch (default: the largest divisor of the batch up to 4 "
