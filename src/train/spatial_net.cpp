@@ -303,7 +303,8 @@ double SpatialNet::replicaLoss(double local) {
 
 double SpatialNet::share() const {
   if (options_.filterHead) return 1.0 / split_.comm.size();  // every rank evaluates the whole batch
-  return 1.0 / (split_.comm.size() * (options_.slices != nullptr ? options_.slices->comm.size() : 1));
+  const int channelRanks = options_.channelSlices != nullptr ? options_.channelSlices->comm.size() : 1;
+  return 1.0 / (split_.comm.size() * (options_.slices != nullptr ? options_.slices->comm.size() : 1) * channelRanks);
 }
 
 int SpatialNet::sampleStart() const {

@@ -49,6 +49,10 @@ struct SpatialOptions {
   // outlive every backward pass.
   const parallel::ChannelSplit* slices = nullptr;
   bool filterAxis = true;  // the group is the filter axis (else the channel axis)
+  // Both axes (filter x channel): `slices` is the filter axis's group and this the channel
+  // axis's (ranks of the same filter slice); layers the rule gives both split their weights
+  // over both (output channels by filter, input channels by channel). Null: one axis.
+  const parallel::ChannelSplit* channelSlices = nullptr;
   // A filter head (plan::Grid::filterHead): the layers from the shuffle point on run on the
   // replica's whole batch on every rank, their weights split over the spatial group by the
   // filter axis's rule (`slices` must then be that group). The spatial layers' weight gradients
@@ -104,7 +108,11 @@ class SpatialNet final : public BatchExecutor {
   void planChannels();
   plan::Grid headGrid() const;  // the spatial grid as plan's, with a filter head
   void sliceParameters();
-  void sliceParameter(const torch::Tensor& p, std::int64_t dim, parallel::Slicing slicing);
+  void sliceParameter(const torch::Tensor& p, std::int64_t dim, parallel::Slicing slicing,
+                      const parallel::ChannelSplit& group);
+  // The group a channel-parallel layer's input is split over: the channel axis's where it
+  // slices a whole input (sliceInput), else the filter axis's (or the one axis's).
+  const parallel::ChannelSplit& inputGroup(int index) const;
   parallel::Slicing inputSlicing(int index) const;  // what a channel-parallel layer's input features hold
   bool sliced(int layer) const { return !slicing_.empty() && slicing_[layer].channels > 0; }
   // Layer `index`'s inputs as its channel rule reads them: slices gathered, whole inputs of
@@ -136,6 +144,7 @@ class SpatialNet final : public BatchExecutor {
     torch::Tensor tensor;
     std::int64_t dim = 0;
     parallel::Slicing slicing;
+    const parallel::ChannelSplit* group = nullptr;
   };
   std::vector<SlicedParameter> slicedParameters_;
   std::vector<torch::Tensor> moved_;  // channelInputs' copy

@@ -28,9 +28,11 @@ torch::Tensor namedTensor(const torch::nn::Module& m, const char* name) {
 void SpatialNet::planChannels() {
   const graph::Model& model = net_->model();
   const int ranks = options_.slices->comm.size();
-  const plan::Grid axis = options_.filterHead ? headGrid()
-                          : options_.filterAxis ? plan::Grid{.filter = ranks}
-                                                : plan::Grid{.channel = ranks};
+  const int channelRanks = options_.channelSlices != nullptr ? options_.channelSlices->comm.size() : 1;
+  const plan::Grid axis = options_.filterHead              ? headGrid()
+                          : options_.channelSlices != nullptr ? plan::Grid{.channel = channelRanks, .filter = ranks}
+                          : options_.filterAxis            ? plan::Grid{.filter = ranks}
+                                                           : plan::Grid{.channel = ranks};
   if (std::string problem = plan::channelAxisProblem(model, axis); !problem.empty()) throw ConfigError(problem);
   rule_ = plan::splitLayers(model, axis);
   for (int i = 1; i < model.size() && options_.filterHead; ++i) {
@@ -81,12 +83,14 @@ void SpatialNet::sliceParameters() {
     const bool transposed = l.kind == LayerKind::kDeconv;
     if (r.channelSplit && (plan::isWeighted(l) || l.kind == LayerKind::kBatchNorm)) {
       const parallel::Slicing out = slicing_[i];
-      sliceParameter(namedTensor(*m, "weight"), transposed ? 1 : 0, out);
-      for (const char* name : {"bias", "running_mean", "running_var"}) sliceParameter(namedTensor(*m, name), 0, out);
+      sliceParameter(namedTensor(*m, "weight"), transposed ? 1 : 0, out, *options_.slices);
+      for (const char* name : {"bias", "running_mean", "running_var"}) {
+        sliceParameter(namedTensor(*m, name), 0, out, *options_.slices);
+      }
     }
     if (r.channelParallel) {
       const parallel::Slicing in = inputSlicing(i);
-      sliceParameter(namedTensor(*m, "weight"), transposed ? 0 : 1, in);
+      sliceParameter(namedTensor(*m, "weight"), transposed ? 0 : 1, in, inputGroup(i));
     }
   }
 }
@@ -94,13 +98,18 @@ void SpatialNet::sliceParameters() {
 // The rank's slice replaces the whole tensor in place (set_data), so the module, its
 // parameter list and everything built on them later (the gradient engine, momentum,
 // checkpoints) see the slice.
-void SpatialNet::sliceParameter(const torch::Tensor& p, std::int64_t dim, parallel::Slicing slicing) {
+void SpatialNet::sliceParameter(const torch::Tensor& p, std::int64_t dim, parallel::Slicing slicing,
+                                const parallel::ChannelSplit& group) {
   if (!p.defined()) return;
   torch::NoGradGuard noGrad;
-  const parallel::Range mine = options_.slices->slice(slicing);
+  const parallel::Range mine = group.slice(slicing);
   torch::Tensor whole = p;
   whole.set_data(p.narrow(dim, mine.begin, mine.size()).clone());
-  slicedParameters_.push_back({p, dim, slicing});
+  slicedParameters_.push_back({p, dim, slicing, &group});
+}
+
+const parallel::ChannelSplit& SpatialNet::inputGroup(int index) const {
+  return rule_[index].sliceInput && options_.channelSlices != nullptr ? *options_.channelSlices : *options_.slices;
 }
 
 std::vector<torch::Tensor> SpatialNet::wholeParameters() {
@@ -108,7 +117,7 @@ std::vector<torch::Tensor> SpatialNet::wholeParameters() {
   for (const torch::Tensor& p : net_->parameters()) {
     torch::Tensor whole = p.detach();
     for (const SlicedParameter& s : slicedParameters_) {
-      if (s.tensor.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) whole = options_.slices->gather(whole, s.dim, s.slicing);
+      if (s.tensor.unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) whole = s.group->gather(whole, s.dim, s.slicing);
     }
     out.push_back(whole);
   }
@@ -134,11 +143,11 @@ torch::Tensor SpatialNet::parallelInput(int index, torch::Tensor x) const {
   const bool fc = net_->model().layer(index).kind == LayerKind::kFullyConnected;
   if (fc && x.dim() > 2) x = x.flatten(1);
   if (!rule_[index].sliceInput) return x;
-  return parallel::sliceChannels(*options_.slices, x, fc ? inputSlicing(index).unit : 1);
+  return parallel::sliceChannels(inputGroup(index), x, fc ? inputSlicing(index).unit : 1);
 }
 
 torch::Tensor SpatialNet::finishPartial(int index, const torch::Tensor& partial) const {
-  const torch::Tensor y = parallel::sumPartials(*options_.slices, partial);
+  const torch::Tensor y = parallel::sumPartials(inputGroup(index), partial);
   const torch::Tensor bias = namedTensor(*net_->layerModule(index), "bias");
   if (!bias.defined()) return y;
   std::vector<std::int64_t> shape(y.dim(), 1);
@@ -174,6 +183,13 @@ std::string SpatialNet::describeChannels() const {
     gathers += rule_[i].gatherInput ? 1 : 0;
   }
   const int ranks = options_.slices->comm.size();
+  if (options_.channelSlices != nullptr) {
+    int sliceInputs = 0;
+    for (const plan::LayerSplit& r : rule_) sliceInputs += r.sliceInput ? 1 : 0;
+    return fmt::format("{} layers split their filters over {} ranks, {} take those slices as input channels, {} slice "
+                       "their input channels over {} ranks (allreduced partial outputs), {} gather slices",
+                       split, ranks, parallel - sliceInputs, sliceInputs, options_.channelSlices->comm.size(), gathers);
+  }
   if (!options_.filterAxis) {
     return fmt::format("{} layers slice their input channels over {} ranks and allreduce their partial outputs", parallel,
                        ranks);

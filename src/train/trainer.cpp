@@ -104,6 +104,7 @@ std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& exe
 struct GridGroups {
   parallel::SpatialSplit spatial;  // this rank's replica and slice: its spatial blocks
   parallel::ChannelSplit slices;   // this rank's replica and block: its filter or channel slices
+  parallel::ChannelSplit channelSlices;  // filter x channel grids: the channel axis's group
   comm::Communicator weights;      // every rank holding the same weights: the gradient engine's
   std::optional<PipelineLinks> pipeline;  // pipeline grids: this stage's links
 };
@@ -138,7 +139,14 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   if (dims == 3) grid.insert(grid.begin(), g.depth);
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
   if (g.modelParallel() > 1 && g.pipeline == 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
-  if (m > 1) out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
+  // The slicing axes' groups: ranks differing only in their filter (or the one axis's) slice,
+  // and with both axes, those differing only in their channel slice.
+  const int f = g.filter, fs = g.filter * s;
+  if (m > 1 && (f == 1 || g.channel == 1)) out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
+  if (f > 1 && g.channel > 1) {
+    out.slices = {world.split((rank / fs) * s + rank % s, rank)};
+    out.channelSlices = {world.split((rank / (fs * g.channel)) * fs + rank % fs, rank)};
+  }
   if (g.filterHead) {
     // The head's filters over the spatial group; the weights' engine over the replicas alone
     // (the spatial layers' partial gradients are summed over the group in backward).
@@ -166,6 +174,7 @@ std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNe
     options.slices = &groups.slices;
     options.filterAxis = g.filter > 1 || g.filterHead;
     options.filterHead = g.filterHead;
+    if (g.filter > 1 && g.channel > 1) options.channelSlices = &groups.channelSlices;
   }
   return std::make_unique<SpatialNet>(std::move(net), groups.spatial, options);
 }
@@ -391,9 +400,6 @@ plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) 
   }
   if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
     throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));
-  }
-  if (g.filter > 1 && g.channel > 1) {
-    throw ConfigError(fmt::format("grid {}: train splits channels over one axis, filter or channel, not both", g.str()));
   }
   const int dims = model.inputShape().rank();
   if (g.spatial() > 1 && (dims < 2 || (dims == 2 && g.depth > 1))) {

@@ -4,7 +4,9 @@
 // over the ranks train like one rank (float64, five SGD steps, gathered weights within 1e-9):
 // LeNet (conv, FC, flatten, dropout), small-cnn (batch-norm on slices, global pooling), the
 // mesh FCN (strided and transposed convolutions) and ResNet-18 (residual adds of slices), under filter and channel axes over every rank, and with 4 ranks h=2 x filter=2;
-// a filter head (h over every rank, the head's filters over the same ranks) on LeNet and small-cnn.
+// a filter head (h over every rank, the head's filters over the same ranks) on LeNet and small-cnn;
+// with 4 ranks both axes at once (filter=2 x channel=2: weights split over both) on LeNet,
+// small-cnn and ResNet-18.
 // Linked into parallel_test (mpirun at 2, 3 and 4 ranks).
 #include <gtest/gtest.h>
 
@@ -93,6 +95,7 @@ struct Case {
   bool filterAxis = true;
   int spatialRanks = 1;  // h = this many ranks, the channel axis over the rest
   bool filterHead = false;  // h over every rank, the head's filters over the same ranks
+  bool bothAxes = false;    // filter=2 x channel=2 on 4 ranks
 };
 
 void expectFiveStepsEqualOneRank(const Case& c) {
@@ -106,9 +109,15 @@ void expectFiveStepsEqualOneRank(const Case& c) {
   std::vector<int> grid(static_cast<std::size_t>(model.inputShape().rank()), 1);
   grid.front() = s;
   const parallel::SpatialSplit spatial{world.split(world.rank() / s, world.rank()), grid};
-  const ChannelSplit slices{c.filterHead ? spatial.comm : world.split(world.rank() % s, world.rank())};
+  // Both axes: rank = channel slice x 2 + filter slice (plan::Grid's order).
+  const ChannelSplit slices{c.filterHead ? spatial.comm
+                            : c.bothAxes ? world.split(world.rank() / 2, world.rank())
+                                         : world.split(world.rank() % s, world.rank())};
+  const ChannelSplit channelSlices{c.bothAxes ? world.split(world.rank() % 2, world.rank()) : comm::Communicator()};
   IrNet net = freshNet(model);
-  SpatialNet run(net, spatial, {.slices = &slices, .filterAxis = c.filterAxis, .filterHead = c.filterHead});
+  SpatialNet run(net, spatial,
+                 {.slices = &slices, .filterAxis = c.filterAxis, .channelSlices = c.bothAxes ? &channelSlices : nullptr,
+                  .filterHead = c.filterHead});
   for (int step = 0; step < kSteps; ++step) {
     run.loss(run.run(x.narrow(0, kBatch * step, kBatch)), data.labels.narrow(0, kBatch * step, kBatch)).backward();
     // The engine's group: the ranks holding the same slices (a filter head's: this rank alone).
@@ -133,6 +142,9 @@ TEST(ChannelNet, FiveStepsEqualOneRank) {
   if (ranks == 4) {
     expectFiveStepsEqualOneRank({"lenet", {28, 28}, true, 2});
     expectFiveStepsEqualOneRank({"small-cnn", {32, 32}, true, 2});
+    expectFiveStepsEqualOneRank({"lenet", {28, 28}, true, 1, false, true});
+    expectFiveStepsEqualOneRank({"small-cnn", {32, 32}, true, 1, false, true});
+    expectFiveStepsEqualOneRank({"resnet18", {64, 64}, true, 1, false, true});
   }
 }
 

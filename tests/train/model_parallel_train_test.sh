@@ -15,8 +15,9 @@
 # and data=2 x pipeline=2 against data=2, within 1e-4. VGG-11 and VGG-16 at 32^2 under filter=2,
 # channel=2 (VGG-11) and pipeline=2 equal one rank within 1e-4.
 # A layer with fewer channels than the axis has ranks, more stages than layers, a pipeline with
-# a spatial axis, both channel axes at once, and a grid of another rank count end every rank
-# with one line and exit 2.
+# a spatial axis, a filter head without a spatial axis, and a grid of another rank count end
+# every rank with one line and exit 2. Both channel axes at once (filter=2 x channel=2: the
+# weights of layers the rule gives both split over both) equal one rank.
 source "$(dirname "$0")/lib.sh" "$@"
 
 lenet=(--model lenet --batch-per-rank 8)
@@ -30,6 +31,8 @@ equivalent "small-cnn channel=2" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid 
 equivalent "lenet data=2xfilter=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xfilter=2
 equivalent "lenet data=2xchannel=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xchannel=2
 equivalent "lenet h=2xfilter=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid filter=2xh=2
+equivalent "lenet filter=2xchannel=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid filter=2xchannel=2
+equivalent "small-cnn filter=2xchannel=2" 1e-4 0 "${small[@]}" -- 4 "${small[@]}" --grid filter=2xchannel=2
 equivalent "lenet data=2xh=2xhead=filter" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xh=2xhead=filter
 equivalent "small-cnn h=2xhead=filter" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid h=2xhead=filter
 equivalent "lenet pipeline=2 1f1b m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid pipeline=2 --micro-batches 4
@@ -62,7 +65,6 @@ narrow=$(dirname "$0")/../data/narrow.yaml
 refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (filter=3)" --model "$narrow" --grid filter=3
 refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute" --model "$narrow" --grid pipeline=5
 refused 4 "train runs a pipeline with the data axis only so far" --model lenet --grid pipeline=2xh=2
-refused 4 "not both" --model lenet --grid filter=2xchannel=2
 refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
 refused 2 "head=filter splits the head over the spatial ranks, and this grid has no spatial axis" --model lenet --grid data=2xhead=filter
 # plan refuses the same layer with the same line.
