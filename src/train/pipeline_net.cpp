@@ -61,14 +61,15 @@ struct PipelineNet::Buffers {
   }
 };
 
-PipelineLinks pipelineLinks(const comm::Communicator& world, int stages) {
-  const int rank = world.rank(), stage = rank % stages, replica = rank / stages;
-  PipelineLinks links{world.split(replica, stage), {}, {}, {}, {}};
+PipelineLinks pipelineLinks(const comm::Communicator& world, int stages, int inner) {
+  const int rank = world.rank(), stage = (rank / inner) % stages;
+  const int line = (rank / (inner * stages)) * inner + rank % inner;  // replica and place within the stage
+  PipelineLinks links{world.split(line, stage), {}, {}, {}, {}};
   // Links (0,1), (2,3), ... then (1,2), (3,4), ...: one split per parity and direction.
   for (int parity : {0, 1}) {
     const int link = parity == 0 ? stage / 2 : (stage + 1) / 2;
     for (bool activations : {true, false}) {
-      comm::Communicator c = world.split(replica * stages + link, stage);
+      comm::Communicator c = world.split(line * stages + link, stage);
       if (c.size() != 2) continue;
       const bool lower = c.rank() == 0;
       if (activations) {
@@ -82,9 +83,9 @@ PipelineLinks pipelineLinks(const comm::Communicator& world, int stages) {
 }
 
 PipelineNet::PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule,
-                         std::vector<int> stageOf)
+                         std::vector<int> stageOf, std::unique_ptr<SpatialNet> inner)
     : net_(std::move(net)), links_(links), micro_(microBatches), schedule_(schedule), stage_(links.stages.rank()),
-      stageOf_(std::move(stageOf)) {
+      stageOf_(std::move(stageOf)), inner_(std::move(inner)) {
   const graph::Model& model = net_->model();
   const int stages = links.stages.size();
   if (stageOf_.empty()) stageOf_ = plan::modelStages(model, stages);
@@ -100,6 +101,7 @@ PipelineNet::PipelineNet(IrNet net, const PipelineLinks& links, int microBatches
 }
 
 std::vector<std::int64_t> PipelineNet::shapeOf(int layer, std::int64_t samples) const {
+  if (inner_) return inner_->localShape(layer, samples);
   const graph::TensorShape& s = net_->model().layer(layer).output;
   std::vector<std::int64_t> shape{samples, s.channels};
   shape.insert(shape.end(), s.spatial.begin(), s.spatial.end());
@@ -109,7 +111,12 @@ std::vector<std::int64_t> PipelineNet::shapeOf(int layer, std::int64_t samples) 
 void PipelineNet::forwardLayers(std::vector<torch::Tensor>& outputs) {
   const graph::Model& model = net_->model();
   for (int i = 1; i < model.size(); ++i) {
-    if (stageOf_[i] != stage_ || isLoss(model.layer(i).kind)) continue;
+    if (stageOf_[i] != stage_) continue;
+    if (inner_) {
+      inner_->runLayer(i, outputs);  // loss layers too: they take their input as the loss reads it
+      continue;
+    }
+    if (isLoss(model.layer(i).kind)) continue;
     net_->beforeLayer(i);
     outputs[i] = net_->applyLayer(i, outputs);
   }
@@ -128,14 +135,15 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
                               InFlight& f) {
   const std::int64_t size = batch_ / micro_;
   std::vector<torch::Tensor> outputs(net_->model().size());
-  if (stage_ == 0) outputs[0] = batch.narrow(0, micro * size, size);
+  if (inner_) inner_->startRun(size);
+  if (stage_ == 0) outputs[0] = inner_ ? inner_->localInput(batch.narrow(0, micro * size, size)) : batch.narrow(0, micro * size, size);
   for (std::size_t k = 0; k < received_.size(); ++k) {
     f.leaves.push_back(await(b.activationsIn[micro][k], b.activations[micro][k], b).requires_grad_(true));
     outputs[received_[k]] = f.leaves.back().clone();  // the stage's layers may work in place
   }
   forwardLayers(outputs);
   if (last()) {
-    f.loss = net_->loss(outputs, target.narrow(0, micro * size, size)) *
+    f.loss = loss(outputs, target.narrow(0, micro * size, size)) *
              (static_cast<double>(size) / static_cast<double>(batch_));
     return;
   }
@@ -148,6 +156,7 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
 }
 
 void PipelineNet::backwardPass(int micro, Buffers& b, InFlight& f) {
+  if (inner_) inner_->countBackward();
   if (last()) {
     f.loss.backward();
   } else {
@@ -201,6 +210,7 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
   std::vector<InFlight> flights(micro_);
   Pass pass;
   waited_ = 0;
+  if (inner_) inner_->resetCommTimes();
   {
     ReadinessHold hold(engine);
     for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -234,10 +244,12 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
 std::vector<torch::Tensor> PipelineNet::run(const torch::Tensor& batch) {
   const graph::Model& model = net_->model();
   const std::int64_t n = batch.size(0);
+  const torch::TensorOptions options = batch.options().dtype(net_->parameters().front().scalar_type());
   std::vector<torch::Tensor> outputs(model.size());
-  if (stage_ == 0) outputs[0] = batch;
+  if (inner_) inner_->startRun(n);
+  if (stage_ == 0) outputs[0] = inner_ ? inner_->localInput(batch) : batch;
   for (int j : received_) {
-    outputs[j] = torch::empty(shapeOf(j, n), batch.options().dtype(net_->parameters().front().scalar_type()));
+    outputs[j] = torch::empty(shapeOf(j, n), options);
     comm::recv(*links_.activationsIn, outputs[j].data_ptr(), static_cast<std::size_t>(outputs[j].numel()),
                parallel::commTypeOf(outputs[j]), 0);
   }
@@ -246,39 +258,66 @@ std::vector<torch::Tensor> PipelineNet::run(const torch::Tensor& batch) {
     const torch::Tensor c = outputs[j].contiguous();
     comm::send(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()), parallel::commTypeOf(c), 1);
   }
-  // The main loss's input, from the last stage to every stage.
-  int input = model.size() - 1;
+  // The main loss's input (with inner axes: the loss layer's slot, which holds it as the loss
+  // reads it), from the last stage to the same place in every stage.
+  int slot = model.size() - 1;
   for (int i = 0; i < model.size(); ++i) {
-    if (isLoss(model.layer(i).kind)) input = model.layer(i).inputs.front();
+    if (isLoss(model.layer(i).kind)) slot = inner_ ? i : model.layer(i).inputs.front();
   }
-  torch::Tensor prediction = last() ? outputs[input].contiguous()
-                                    : torch::empty(shapeOf(input, n), batch.options().dtype(net_->parameters().front().scalar_type()));
+  torch::Tensor prediction = last() ? outputs[slot].contiguous() : torch::empty(shapeOf(slot, n), options);
   comm::broadcast(links_.stages, prediction.data_ptr(), static_cast<std::size_t>(prediction.numel()),
                   parallel::commTypeOf(prediction), {.root = links_.stages.size() - 1});
-  outputs[input] = prediction;
+  outputs[slot] = prediction;
   return outputs;
 }
 
 torch::Tensor PipelineNet::loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) {
-  return net_->loss(outputs, target);
+  return inner_ ? inner_->loss(outputs, target) : net_->loss(outputs, target);
+}
+
+torch::Tensor PipelineNet::prediction(const std::vector<torch::Tensor>& outputs) {
+  return inner_ ? inner_->prediction(outputs) : net_->prediction(outputs);
+}
+
+torch::Tensor PipelineNet::targetPart(const torch::Tensor& target) {
+  return inner_ ? inner_->targetPart(target) : target;
 }
 
 double PipelineNet::replicaLoss(double local) {
   comm::broadcast(links_.stages, &local, 1, comm::DataType::kF64, {.root = links_.stages.size() - 1});
-  return local;
+  return inner_ ? inner_->replicaLoss(local) : local;
 }
 
+double PipelineNet::share() const { return (inner_ ? inner_->share() : 1.0) / links_.stages.size(); }
+
 std::vector<torch::Tensor> PipelineNet::wholeParameters() {
+  std::vector<torch::Tensor> whole;  // every layer's, as this rank's stage holds them (stale elsewhere)
+  if (inner_) {
+    whole = inner_->wholeParameters();  // collective over the stage's inner groups
+  } else {
+    for (const torch::Tensor& p : net_->parameters()) whole.push_back(p.detach());
+  }
   std::vector<torch::Tensor> out;
+  std::size_t k = 0;
   for (int i = 0; i < net_->model().size(); ++i) {
-    for (const torch::Tensor& p : net_->layerParameters(i)) {
-      torch::Tensor t = p.detach().clone().contiguous();
+    for (std::size_t n = net_->layerParameters(i).size(); n > 0; --n, ++k) {
+      torch::Tensor t = whole.at(k).clone().contiguous();
       comm::broadcast(links_.stages, t.data_ptr(), static_cast<std::size_t>(t.numel()), parallel::commTypeOf(t),
                       {.root = stageOf_[i]});
       out.push_back(t);
     }
   }
   return out;
+}
+
+BatchExecutor::LayerComm PipelineNet::layerComm() const {
+  LayerComm c = comm_;
+  if (inner_) {
+    const LayerComm layers = inner_->layerComm();
+    c.forward = layers.forward;
+    c.backward = layers.backward;
+  }
+  return c;
 }
 
 std::string PipelineNet::describe() const {
@@ -293,8 +332,9 @@ std::string PipelineNet::describe() const {
     }
     ranges.push_back(fmt::format("'{}'..'{}'", model.layer(first).name, model.layer(lastLayer).name));
   }
-  return fmt::format("{} stages ({}), {} micro-batches, {}", ranges.size(), fmt::join(ranges, " | "), micro_,
-                     plan::scheduleName(schedule_));
+  const std::string stages = fmt::format("{} stages ({}), {} micro-batches, {}", ranges.size(), fmt::join(ranges, " | "),
+                                         micro_, plan::scheduleName(schedule_));
+  return inner_ ? fmt::format("{}; within each stage: {}", stages, inner_->describe()) : stages;
 }
 
 }  // namespace paraxis::train

@@ -15,6 +15,7 @@
 // batch's mean loss's.
 #include <torch/torch.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "plan/strategy.hpp"
 #include "train/executor.hpp"
 #include "train/ir_module.hpp"
+#include "train/spatial_net.hpp"
 
 namespace paraxis::train {
 
@@ -35,30 +37,34 @@ struct PipelineLinks {
   std::optional<comm::Communicator> activationsOut, gradientsIn;  // with the next stage
 };
 
-// Collective over `world`, laid out data x pipeline (rank = replica x stages + stage).
-PipelineLinks pipelineLinks(const comm::Communicator& world, int stages);
+// Collective over `world`, laid out data x pipeline x `inner` ranks a stage (rank = (replica x
+// stages + stage) x inner + place): links join the ranks of one place in neighbouring stages.
+PipelineLinks pipelineLinks(const comm::Communicator& world, int stages, int inner = 1);
 
 class PipelineNet final : public BatchExecutor {
  public:
   // `stageOf`: each layer's stage, the same on every rank (empty: plan::modelStages by FLOPs).
+  // `inner`: the spatial, filter or channel axes within a stage (a SpatialNet over the stage's
+  // ranks of this place's replica and the same net; null: a stage is one rank), which runs the
+  // stage's layers; tensors cross a boundary as the inner axes hold them, place to place.
   // Throws ConfigError (plan::pipelineProblem's line) for a model the stages cannot run.
   // `links` must outlive the net.
   PipelineNet(IrNet net, const PipelineLinks& links, int microBatches, plan::PipelineSchedule schedule,
-              std::vector<int> stageOf = {});
+              std::vector<int> stageOf = {}, std::unique_ptr<SpatialNet> inner = nullptr);
 
   // Evaluation: the whole batch through the stages; every stage returns the last stage's
   // prediction (so loss, prediction and accuracy agree on every rank).
   std::vector<torch::Tensor> run(const torch::Tensor& batch) override;
   torch::Tensor loss(const std::vector<torch::Tensor>& outputs, const torch::Tensor& target) override;
-  torch::Tensor prediction(const std::vector<torch::Tensor>& outputs) override { return net_->prediction(outputs); }
-  torch::Tensor targetPart(const torch::Tensor& target) override { return target; }
+  torch::Tensor prediction(const std::vector<torch::Tensor>& outputs) override;
+  torch::Tensor targetPart(const torch::Tensor& target) override;
   double replicaLoss(double local) override;
-  double share() const override { return 1.0 / links_.stages.size(); }
+  double share() const override;
   std::vector<torch::Tensor> wholeParameters() override;
   bool holdsLayer(int layer) const override { return stageOf_.at(layer) == stage_; }
   bool schedulesMicroBatches() const override { return true; }
   Pass forwardBackward(const torch::Tensor& batch, const torch::Tensor& target, reduce::GradientEngine& engine) override;
-  LayerComm layerComm() const override { return comm_; }
+  LayerComm layerComm() const override;
   std::string describe() const override;
 
   int stage() const { return stage_; }
@@ -86,6 +92,7 @@ class PipelineNet final : public BatchExecutor {
   std::int64_t batch_ = 0;     // the replica batch of this step
   double waited_ = 0;          // seconds the compute waited on receives in this step
   LayerComm comm_;
+  std::unique_ptr<SpatialNet> inner_;
 };
 
 }  // namespace paraxis::train

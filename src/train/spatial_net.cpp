@@ -223,26 +223,48 @@ torch::Tensor SpatialNet::toSamples(int source, const std::vector<torch::Tensor>
 std::vector<torch::Tensor> SpatialNet::run(const torch::Tensor& batch) {
   const graph::Model& model = net_->model();
   std::vector<torch::Tensor> outputs(model.size());
-  std::fill(converted_.begin(), converted_.end(), torch::Tensor());
   comm_ = {};
-  samples_ = batch.size(0);
-  parallel::setCommTimeSink(&comm_.forward);
-  outputs[0] = splitOf(0).local(batch);
-  for (int i = 1; i < model.size(); ++i) {
-    net_->beforeLayer(i);
-    const Layer& l = model.layer(i);
-    if (isLoss(l.kind)) {
-      if (layout_[i] == Layout::kSamples) toSamples(l.inputs.front(), outputs);
-      outputs[i] = channelInputs(i, layout_[i] == Layout::kSamples ? converted_ : outputs)[l.inputs.front()];
-    } else if (layout_[i] != Layout::kSamples) {
-      outputs[i] = applySpatial(i, channelInputs(i, outputs));
-    } else {
-      for (int input : l.inputs) toSamples(input, outputs);
-      outputs[i] = converted_[i] = applySamples(i, channelInputs(i, converted_));
-    }
-  }
-  parallel::setCommTimeSink(&comm_.backward);
+  startRun(batch.size(0));
+  outputs[0] = localInput(batch);
+  for (int i = 1; i < model.size(); ++i) runLayer(i, outputs);
+  countBackward();
   return outputs;
+}
+
+void SpatialNet::startRun(std::int64_t samples) {
+  std::fill(converted_.begin(), converted_.end(), torch::Tensor());
+  samples_ = samples;
+  parallel::setCommTimeSink(&comm_.forward);
+}
+
+void SpatialNet::runLayer(int i, std::vector<torch::Tensor>& outputs) {
+  net_->beforeLayer(i);
+  const Layer& l = net_->model().layer(i);
+  if (isLoss(l.kind)) {
+    if (layout_[i] == Layout::kSamples) toSamples(l.inputs.front(), outputs);
+    outputs[i] = channelInputs(i, layout_[i] == Layout::kSamples ? converted_ : outputs)[l.inputs.front()];
+  } else if (layout_[i] != Layout::kSamples) {
+    outputs[i] = applySpatial(i, channelInputs(i, outputs));
+  } else {
+    for (int input : l.inputs) toSamples(input, outputs);
+    outputs[i] = converted_[i] = applySamples(i, channelInputs(i, converted_));
+  }
+}
+
+std::vector<std::int64_t> SpatialNet::localShape(int layer, std::int64_t samples) const {
+  const Layer& l = net_->model().layer(layer);
+  // A loss layer's slot holds its input as the loss reads it (in the loss's layout).
+  const graph::TensorShape& s = isLoss(l.kind) ? net_->model().layer(l.inputs.front()).output : l.output;
+  std::vector<std::int64_t> shape{samples, s.channels};
+  shape.insert(shape.end(), s.spatial.begin(), s.spatial.end());
+  if (layout_[layer] == Layout::kSpatial) {
+    const parallel::Box box = splitOf(layer).blockBox(split_.comm.rank(), shape);
+    for (std::size_t d = 0; d < shape.size(); ++d) shape[d] = box[d].size();
+  } else if (layout_[layer] == Layout::kSamples && !options_.filterHead) {
+    shape[0] = parallel::sampleRange(split_, split_.comm.rank(), samples).size();
+  }
+  if (sliced(layer)) shape[1] = options_.slices->slice(slicing_[layer]).size();
+  return shape;
 }
 
 torch::Tensor SpatialNet::dropout(int index, const torch::Tensor& x) const {

@@ -84,6 +84,19 @@ class SpatialNet final : public BatchExecutor {
   SpatialNet(const SpatialNet&) = delete;  // the thread's time sink points into it
   SpatialNet& operator=(const SpatialNet&) = delete;
 
+  // The layers one at a time (a pipeline stage runs its own): startRun for a batch of `samples`
+  // (the replica's, or a micro-batch), then runLayer for each layer in order, on outputs that
+  // hold the batch's local part at 0 (localInput) or tensors as this rank holds them
+  // (localShape: its spatial block, sample share, channel slice); countBackward before the
+  // backward pass. The layers' communication adds up in layerComm() until resetCommTimes().
+  void startRun(std::int64_t samples);
+  torch::Tensor localInput(const torch::Tensor& batch) const { return splitOf(0).local(batch); }
+  void runLayer(int index, std::vector<torch::Tensor>& outputs);
+  void countBackward() { parallel::setCommTimeSink(&comm_.backward); }
+  void countForward() { parallel::setCommTimeSink(&comm_.forward); }
+  void resetCommTimes() { comm_ = {}; }
+  std::vector<std::int64_t> localShape(int layer, std::int64_t samples) const;
+
   IrNet& net() { return net_; }
   Layout layout(int layer) const { return layout_.at(layer); }
   // The first layer that runs on whole samples (the shuffle point), or the model's size.

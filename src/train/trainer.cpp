@@ -138,7 +138,7 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   std::vector<int> grid{g.height, g.width};
   if (dims == 3) grid.insert(grid.begin(), g.depth);
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
-  if (g.modelParallel() > 1 && g.pipeline == 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
+  if (g.modelParallel() / g.pipeline > 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
   // The slicing axes' groups: ranks differing only in their filter (or the one axis's) slice,
   // and with both axes, those differing only in their channel slice.
   const int f = g.filter, fs = g.filter * s;
@@ -156,19 +156,13 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   }
   const int holders = m * g.pipeline;  // ranks of a replica holding different weights
   out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
-  if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline);
+  if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline, g.modelParallel() / g.pipeline);
   return out;
 }
 
-std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNet net, const plan::Grid& g,
-                                           const GridGroups& groups, const TrainOptions& o) {
-  if (g.modelParallel() == 1) return nullptr;
-  if (g.pipeline > 1) {
-    const int micro = microBatchesOf(o, g);
-    std::vector<int> stages =
-        stagesByTime(world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
-    return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, micro, o.schedule, std::move(stages));
-  }
+// The spatial, filter and channel axes of a replica (or, in a pipeline, of a stage), or null.
+std::unique_ptr<SpatialNet> layerAxes(IrNet net, const plan::Grid& g, const GridGroups& groups, const TrainOptions& o) {
+  if (g.modelParallel() / g.pipeline == 1) return nullptr;
   SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
   if (slicingRanks(g) > 1 || g.filterHead) {
     options.slices = &groups.slices;
@@ -177,6 +171,17 @@ std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNe
     if (g.filter > 1 && g.channel > 1) options.channelSlices = &groups.channelSlices;
   }
   return std::make_unique<SpatialNet>(std::move(net), groups.spatial, options);
+}
+
+std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNet net, const plan::Grid& g,
+                                           const GridGroups& groups, const TrainOptions& o) {
+  if (g.modelParallel() == 1) return nullptr;
+  if (g.pipeline == 1) return layerAxes(std::move(net), g, groups, o);
+  const int micro = microBatchesOf(o, g);
+  std::vector<int> stages = stagesByTime(world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
+  std::unique_ptr<SpatialNet> inner = layerAxes(net, g, groups, o);
+  return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, micro, o.schedule, std::move(stages),
+                                       std::move(inner));
 }
 
 // One run of runTraining: set up once, then epochs of steps, each step's times added to the
@@ -393,11 +398,6 @@ PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, 
 }
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
-  if (g.pipeline > 1 && g.pipeline * g.data != g.total()) {
-    throw ConfigError(fmt::format("grid {}: train runs a pipeline with the data axis only so far (spatial, filter and "
-                                  "channel axes within a stage are planned, not run)",
-                                  g.str()));
-  }
   if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
     throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));
   }

@@ -14,8 +14,10 @@
 # Pipelines: LeNet on 2 stages under 1F1B and GPipe with 4 micro-batches, on 3 stages with 1,
 # and data=2 x pipeline=2 against data=2, within 1e-4. VGG-11 and VGG-16 at 32^2 under filter=2,
 # channel=2 (VGG-11) and pipeline=2 equal one rank within 1e-4.
-# A layer with fewer channels than the axis has ranks, more stages than layers, a pipeline with
-# a spatial axis, a filter head without a spatial axis, and a grid of another rank count end
+# Pipelines with spatial, filter or channel axes within the stages (pipeline=2 x h=2, x filter=2,
+# x channel=2; small-cnn x h=2) equal one rank within 1e-4.
+# A layer with fewer channels than the axis has ranks, more stages than layers, a filter head
+# without a spatial axis, and a grid of another rank count end
 # every rank with one line and exit 2. Both channel axes at once (filter=2 x channel=2: the
 # weights of layers the rule gives both split over both) equal one rank.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -39,6 +41,11 @@ equivalent "lenet pipeline=2 1f1b m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" -
 equivalent "lenet pipeline=2 gpipe m=4" 1e-4 0 "${lenet[@]}" -- 2 "${lenet[@]}" --grid pipeline=2 --micro-batches 4 --schedule gpipe
 equivalent "lenet pipeline=3 m=1" 1e-4 0 "${lenet[@]}" -- 3 "${lenet[@]}" --grid pipeline=3 --micro-batches 1
 equivalent "lenet data=2xpipeline=2" 1e-4 2 "${lenet[@]}" -- 4 "${lenet[@]}" --grid data=2xpipeline=2 --micro-batches 2
+# Axes within the stages: two stages of two ranks, tensors crossing place to place.
+equivalent "lenet pipeline=2xh=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid pipeline=2xh=2 --micro-batches 2
+equivalent "lenet pipeline=2xfilter=2" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid pipeline=2xfilter=2 --micro-batches 4
+equivalent "lenet pipeline=2xchannel=2 gpipe" 1e-4 0 "${lenet[@]}" -- 4 "${lenet[@]}" --grid pipeline=2xchannel=2 --micro-batches 1 --schedule gpipe
+equivalent "small-cnn pipeline=2xh=2" 1e-4 0 "${small[@]}" -- 4 "${small[@]}" --grid pipeline=2xh=2 --micro-batches 1
 # VGG at 32^2 (10^8 weights, most in the first FC layer: the filter and channel axes split it).
 # One micro-batch: VGG's two dropout layers draw their masks per micro-batch, in another order
 # than one batch's (4 micro-batches are LeNet's and ResNet-20's, above and in parallel_test).
@@ -64,7 +71,6 @@ refused() {
 narrow=$(dirname "$0")/../data/narrow.yaml
 refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (filter=3)" --model "$narrow" --grid filter=3
 refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute" --model "$narrow" --grid pipeline=5
-refused 4 "train runs a pipeline with the data axis only so far" --model lenet --grid pipeline=2xh=2
 refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
 refused 2 "head=filter splits the head over the spatial ranks, and this grid has no spatial axis" --model lenet --grid data=2xhead=filter
 # plan refuses the same layer with the same line.
