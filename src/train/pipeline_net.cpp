@@ -136,7 +136,10 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
   const std::int64_t size = batch_ / micro_;
   std::vector<torch::Tensor> outputs(net_->model().size());
   if (inner_) inner_->startRun(size);
-  if (stage_ == 0) outputs[0] = inner_ ? inner_->localInput(batch.narrow(0, micro * size, size)) : batch.narrow(0, micro * size, size);
+  if (stage_ == 0) {
+    const torch::Tensor mine = batch.narrow(0, micro * size, size);
+    outputs[0] = inner_ ? inner_->localInput(mine) : mine;
+  }
   for (std::size_t k = 0; k < received_.size(); ++k) {
     f.leaves.push_back(await(b.activationsIn[micro][k], b.activations[micro][k], b).requires_grad_(true));
     outputs[received_[k]] = f.leaves.back().clone();  // the stage's layers may work in place
