@@ -178,8 +178,8 @@ void barrier(const Communicator& comm, double deadlineSeconds) {
 
 namespace {
 
-// One message as an operation: its identity (the peer as root) and its body, run inline by
-// send/recv or on the progress thread by isend/irecv: `out` is sent, or `in` filled.
+// One message as an operation: its identity (the peer as root), shared by send/recv and the
+// posted messages, and the body send/recv run inline: `out` is sent, or `in` filled.
 CallInfo messageInfo(Operation op, std::size_t count, DataType type, int peer, const PointToPointOptions& o) {
   return {.op = op, .type = type, .count = count, .bytes = count * elementSize(type), .root = peer, .tag = o.tag,
           .deadlineSeconds = o.deadlineSeconds};

@@ -70,9 +70,10 @@ class OpContext {
   // Grow-only scratch owned by the communicator: buffers stay allocated across calls.
   std::byte* scratch(int slot, std::size_t bytes);
 
-  // Adds the time spent inside the transport's calls (posting and testing) to `seconds`:
+  // Counts the time spent inside the transport's calls (posting and testing) from now on:
   // where the data moves, not the time waited between polls.
-  void accountTransportTime(double* seconds) { transportSeconds_ = seconds; }
+  void timeTransport() { timed_ = true; }
+  double transportSeconds() const { return transportSeconds_; }
 
  private:
   // `notifier` is the rank whose notice ended the wait, or -1 when the deadline did.
@@ -81,7 +82,8 @@ class OpContext {
   CallInfo info_;
   std::uint64_t sequence_;
   Clock::time_point deadline_;
-  double* transportSeconds_ = nullptr;
+  bool timed_ = false;
+  double transportSeconds_ = 0;
 };
 
 }  // namespace paraxis::comm

@@ -7,13 +7,12 @@ namespace paraxis::comm {
 Posted::Posted(const Communicator& comm, const CallInfo& info)
     : comm_(comm), context_(std::make_unique<OpContext>(comm.state(), info, 0)), done_(false),
       posted_(std::chrono::steady_clock::now()) {
-  context_->accountTransportTime(transportSeconds_.get());
+  context_->timeTransport();
 }
 
 Posted::Posted(Posted&& other) noexcept
     : comm_(std::move(other.comm_)), context_(std::move(other.context_)), request_(other.request_),
-      done_(other.done_), posted_(other.posted_), seconds_(other.seconds_),
-      transportSeconds_(std::move(other.transportSeconds_)) {
+      done_(other.done_), posted_(other.posted_), seconds_(other.seconds_) {
   other.done_ = true;
 }
 
@@ -26,7 +25,6 @@ Posted& Posted::operator=(Posted&& other) noexcept {
     done_ = other.done_;
     posted_ = other.posted_;
     seconds_ = other.seconds_;
-    transportSeconds_ = std::move(other.transportSeconds_);
     other.done_ = true;
   }
   return *this;

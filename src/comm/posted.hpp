@@ -4,8 +4,7 @@
 // this rank waits on any request, so a pipeline's activations move on the compute's own
 // schedule; through a progress thread each message also waits for that thread to be woken and
 // scheduled, which on busy cores cost a pipeline stage ~2 ms a megabyte (scripts/bench-pipeline.sh).
-// Posted messages on one communicator match in posting order; do not mix them with the
-// i-prefixed calls (which run on the progress thread) on the same communicator.
+// Posted messages on one communicator match in posting order.
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -34,7 +33,7 @@ class Posted {
   double seconds() const { return seconds_; }
   // Seconds this rank spent inside the transport for the message (posting, and the tests,
   // one of which does the copy of a large message): its cost to this rank, waits excluded.
-  double transportSeconds() const { return *transportSeconds_; }
+  double transportSeconds() const { return context_ ? context_->transportSeconds() : 0.0; }
 
   // Posts a send of `out` or a receive into `in` (the other null), as `info` describes.
   static Posted post(const Communicator& comm, const CallInfo& info, const void* out, void* in);
@@ -50,7 +49,6 @@ class Posted {
   bool done_ = true;
   std::chrono::steady_clock::time_point posted_;
   double seconds_ = 0;
-  std::unique_ptr<double> transportSeconds_ = std::make_unique<double>(0.0);  // stable for the context
 };
 
 Posted postSend(const Communicator& comm, const void* data, std::size_t count, DataType type, int peer,

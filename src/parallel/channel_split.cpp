@@ -31,16 +31,6 @@ torch::Tensor allgatherSlices(const ChannelSplit& split, const torch::Tensor& x,
   return redistribute(split.comm, x.contiguous(), p);
 }
 
-// Into a new tensor (the input may be saved for another backward): no copy before the wire.
-torch::Tensor allreduceSum(const ChannelSplit& split, const torch::Tensor& x) {
-  const torch::Tensor in = x.contiguous();
-  torch::Tensor sum = torch::empty_like(in, torch::MemoryFormat::Contiguous);
-  const auto start = std::chrono::steady_clock::now();
-  comm::allreduce(split.comm, in.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
-  addCommTime(CommKind::kCollective, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return sum;
-}
-
 class GatherForRedundantFunction : public torch::autograd::Function<GatherForRedundantFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const ChannelSplit* split,
@@ -74,7 +64,7 @@ class SliceFunction : public torch::autograd::Function<SliceFunction> {
 class SumPartialsFunction : public torch::autograd::Function<SumPartialsFunction> {
  public:
   static torch::Tensor forward(AutogradContext*, const torch::Tensor& x, const ChannelSplit* split) {
-    return allreduceSum(*split, x);
+    return sumOverGroup(*split, x);
   }
   static variable_list backward(AutogradContext*, variable_list grads) { return {grads[0], {}}; }
 };
@@ -86,7 +76,7 @@ class CompleteGradientFunction : public torch::autograd::Function<CompleteGradie
     return x.view_as(x);  // a new node for autograd, the same data
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {allreduceSum(splitIn(ctx), grads[0]), {}};
+    return {sumOverGroup(splitIn(ctx), grads[0]), {}};
   }
 };
 
@@ -123,6 +113,16 @@ torch::Tensor sumPartials(const ChannelSplit& split, const torch::Tensor& x) {
 
 torch::Tensor completeGradient(const ChannelSplit& split, const torch::Tensor& x) {
   return split.comm.size() == 1 || !x.requires_grad() ? x : CompleteGradientFunction::apply(x, &split);
+}
+
+// Into a new tensor (the input may be saved for another backward): no copy before the wire.
+torch::Tensor sumOverGroup(const ChannelSplit& split, const torch::Tensor& x) {
+  const torch::Tensor in = x.contiguous();
+  torch::Tensor sum = torch::empty_like(in, torch::MemoryFormat::Contiguous);
+  const auto start = std::chrono::steady_clock::now();
+  comm::allreduce(split.comm, in.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
+  addCommTime(CommKind::kCollective, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return sum;
 }
 
 }  // namespace paraxis::parallel

@@ -49,5 +49,8 @@ torch::Tensor gatherChannels(const ChannelSplit& split, const torch::Tensor& x, 
 torch::Tensor sliceChannels(const ChannelSplit& split, const torch::Tensor& x, std::int64_t unit = 1);
 torch::Tensor sumPartials(const ChannelSplit& split, const torch::Tensor& x);
 torch::Tensor completeGradient(const ChannelSplit& split, const torch::Tensor& x);
+// The sum of `x` over the group, into a new tensor (not differentiable: the moves' wire, and
+// gradients summed outside autograd); counted as a layer collective.
+torch::Tensor sumOverGroup(const ChannelSplit& split, const torch::Tensor& x);
 
 }  // namespace paraxis::parallel

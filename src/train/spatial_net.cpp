@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
@@ -92,16 +91,9 @@ SpatialNet::~SpatialNet() {
 
 void SpatialNet::sumSpatialGradients() {
   const graph::Model& model = net_->model();
-  const comm::Communicator group = split_.comm;
-  const auto sum = [group](const torch::Tensor& g) {
-    torch::Tensor total = g.contiguous().clone();
-    const auto start = std::chrono::steady_clock::now();
-    comm::allreduce(group, total.data_ptr(), total.data_ptr(), static_cast<std::size_t>(total.numel()),
-                    parallel::commTypeOf(total));
-    parallel::addCommTime(parallel::CommKind::kCollective,
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return total;
-  };
+  // `slices` is the spatial group here; the hooks go with this net (the destructor removes them).
+  const parallel::ChannelSplit* group = options_.slices;
+  const auto sum = [group](const torch::Tensor& g) { return parallel::sumOverGroup(*group, g); };
   for (int i = 1; i < model.size(); ++i) {
     if (layout_[i] == Layout::kSamples) continue;
     for (torch::Tensor p : net_->layerParameters(i)) gradientHooks_.emplace_back(p, p.register_hook(sum));

@@ -93,7 +93,6 @@ class SpatialNet final : public BatchExecutor {
   torch::Tensor localInput(const torch::Tensor& batch) const { return splitOf(0).local(batch); }
   void runLayer(int index, std::vector<torch::Tensor>& outputs);
   void countBackward() { parallel::setCommTimeSink(&comm_.backward); }
-  void countForward() { parallel::setCommTimeSink(&comm_.forward); }
   void resetCommTimes() { comm_ = {}; }
   std::vector<std::int64_t> localShape(int layer, std::int64_t samples) const;
 

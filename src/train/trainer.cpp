@@ -139,23 +139,23 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   if (dims == 3) grid.insert(grid.begin(), g.depth);
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
   if (g.modelParallel() / g.pipeline > 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
-  // The slicing axes' groups: ranks differing only in their filter (or the one axis's) slice,
-  // and with both axes, those differing only in their channel slice.
-  const int f = g.filter, fs = g.filter * s;
-  if (m > 1 && (f == 1 || g.channel == 1)) out.slices = {world.split((rank / (s * m)) * s + rank % s, rank)};
-  if (f > 1 && g.channel > 1) {
-    out.slices = {world.split((rank / fs) * s + rank % s, rank)};
-    out.channelSlices = {world.split((rank / (fs * g.channel)) * fs + rank % fs, rank)};
-  }
-  if (g.filterHead) {
-    // The head's filters over the spatial group; the weights' engine over the replicas alone
-    // (the spatial layers' partial gradients are summed over the group in backward).
-    out.slices = {out.spatial.comm};
-    out.weights = world.split(rank % s, rank);
-    return out;
+  // The slicing axes' groups: the ranks differing only in their filter slice, and those
+  // differing only in their channel slice (`slices` holds the one axis a grid has).
+  const int fs = g.filter * s;
+  if (g.filter > 1) out.slices = {world.split((rank / fs) * s + rank % s, rank)};
+  if (g.channel > 1) {
+    parallel::ChannelSplit& channel = g.filter > 1 ? out.channelSlices : out.slices;
+    channel.comm = world.split((rank / (fs * g.channel)) * fs + rank % fs, rank);
   }
   const int holders = m * g.pipeline;  // ranks of a replica holding different weights
-  out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
+  if (g.filterHead) {
+    // The head's filters over the spatial group; the engine over the replicas alone (the
+    // spatial layers' partial gradients are summed over the group in backward).
+    out.slices = {out.spatial.comm};
+    out.weights = world.split(rank % s, rank);
+  } else {
+    out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
+  }
   if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline, g.modelParallel() / g.pipeline);
   return out;
 }
