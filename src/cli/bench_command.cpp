@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/context.hpp"
+#include "cli/run_configuration.hpp"
 #include "cli/json_output.hpp"
 #include "comm/bench.hpp"
 #include "comm/hierarchy.hpp"
@@ -53,11 +54,12 @@ void printRow(const comm::BenchRow& r, std::ostream& out) {
   out.flush();
 }
 
-void run(const Options& o, Context& context) {
+void run(const Options& o, const CLI::App& command, Context& context) {
   const double deadline = o.deadline > 0 ? o.deadline : context.knobs.getDouble("comm_deadline");
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = deadline, .verify = context.knobs.getBool("comm_verify")});
   const comm::Communicator& comm = world.comm;
+  agreeAcrossRanks(comm, runConfiguration(command, context.knobs));
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   comm::BenchOptions bench{.operations = o.operations, .algorithms = o.algorithms,
                            .minBytes = parseBytes(o.minBytes, "--min-bytes"),
@@ -121,7 +123,7 @@ void addBenchCommand(CLI::App& app, Context& context) {
   c->add_option("--deadline", o->deadline, "seconds any rank waits before failing (default: knob comm_deadline)")
       ->check(CLI::PositiveNumber);
   c->add_flag("--json", o->json, "print JSON");
-  c->callback([o, &context] { run(*o, context); });
+  c->callback([o, c, &context] { run(*o, *c, context); });
 }
 
 }  // namespace paraxis::cli

@@ -12,6 +12,7 @@
 #include "comm/collectives.hpp"
 #include "comm/world.hpp"
 #include "cli/context.hpp"
+#include "cli/run_configuration.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
@@ -126,11 +127,12 @@ void writeFittedCluster(const Options& o, hw::Cluster cluster, const hw::Device&
   writeFileAtomically(o.out, yaml, "--out");
 }
 
-void run(const Options& o, Context& context) {
+void run(const Options& o, const CLI::App& command, Context& context) {
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
   const comm::Communicator& comm = world.comm;
+  agreeAcrossRanks(comm, runConfiguration(command, context.knobs));
   const double deadline = context.knobs.getDouble("comm_deadline");
   requireWritableDirectory(o.out, "--out");
   if (o.batch < 1) throw ConfigError(fmt::format("--batch: expected >= 1, found {}", o.batch));
@@ -178,7 +180,7 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   addClusterOptions(*c, o->cluster, o->dtype, "local; its device is the one fitted");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
-  c->callback([o, &context] { run(*o, context); });
+  c->callback([o, c, &context] { run(*o, *c, context); });
 }
 
 }  // namespace paraxis::cli

@@ -1,5 +1,6 @@
-// The paraxis command. Exit codes: 0 success, 2 a user or environment error (one line on
-// stderr naming the file, key or rank at fault), 3 an internal error (a bug).
+// The paraxis command. Exit codes: 0 success, 1 an output could not be written whole (one
+// line naming it; nothing partial left), 2 a user or environment error (one line on stderr
+// naming the file, key or rank at fault), 3 an internal error (a bug).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -7,11 +8,13 @@
 #include <iostream>
 
 #include "cli/context.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
 
 namespace {
 
+constexpr int kOutputError = 1;
 constexpr int kUserError = 2;
 constexpr int kInternalError = 3;
 
@@ -46,11 +49,16 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    if (rc == 0) paraxis::finishStandardOutput();  // a result that never reached stdout is not a success
+    return rc;
   } catch (const paraxis::CommError& e) {
     // A peer failed or disagreed: MPI_Finalize could wait for it forever, so leave now.
     std::cerr << "paraxis: " << e.what() << std::endl;
     std::_Exit(kUserError);
+  } catch (const paraxis::OutputError& e) {
+    std::cerr << "paraxis: " << e.what() << '\n';
+    return kOutputError;
   } catch (const paraxis::Error& e) {
     std::cerr << "paraxis: " << e.what() << '\n';
     return kUserError;

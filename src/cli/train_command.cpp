@@ -10,11 +10,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
+#include "cli/run_configuration.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -109,7 +111,14 @@ void applyPlan(const std::string& path, int ranks, const graph::Model& model, tr
   t.schedule = s.schedule;
 }
 
-void run(Options& o, Context& context) {
+// Options that may change between a checkpoint and its resume: how long to train and where
+// the outputs go.
+const std::set<std::string> kFreeOnResume{"--epochs", "--iterations", "--checkpoint", "--checkpoint-every", "--resume",
+                                          "--weights-out", "--report", "--json", "--quiet", "--threads"};
+
+void run(Options& o, const CLI::App& command, Context& context) {
+  const RunConfiguration configuration = runConfiguration(command, context.knobs);
+  o.train.configuration = configuration.text(kFreeOnResume);
   const graph::Model model = loadModel(o);
   if (o.optimizer != "sgd") {
     throw ConfigError(fmt::format("--optimizer: only sgd (with --momentum, --nesterov, --weight-decay) is implemented, "
@@ -135,6 +144,7 @@ void run(Options& o, Context& context) {
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
+  agreeAcrossRanks(world.comm, configuration);
   if (!o.grid.empty()) {
     try {
       o.train.grid = plan::parseGrid(o.grid);
@@ -219,7 +229,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--weights-out", o->train.weightsOut, "rank 0 writes the final parameters (raw f32) here");
   c->add_option("--report", o->report, "write the report (the oracle's breakdown, docs/json-output.md) as JSON here");
   c->add_flag("--json", o->json, "print the report as JSON on stdout (rank 0), instead of the summary line");
-  c->callback([o, &context] { run(*o, context); });
+  c->callback([o, c, &context] { run(*o, *c, context); });
 }
 
 }  // namespace paraxis::cli

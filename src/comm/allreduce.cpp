@@ -90,7 +90,7 @@ void runHierarchical(std::byte* acc, std::size_t count, DataType type, const All
   const int me = h.local().rank();
   const std::size_t bytes = count * elementSize(type);
   const CallInfo inside{.op = Operation::kReduceScatter, .type = type, .count = count, .bytes = bytes,
-                        .deadlineSeconds = o.deadlineSeconds};
+                        .deadlineSeconds = o.deadlineSeconds, .algorithm = "ring"};
   h.local().state().run(inside, [&](OpContext& context) {
     Wire wire(context, type, wireOf(type, o), o.op, o.segmentBytes);
     detail::ringReduceScatter(context, wire, acc, chunks);
@@ -102,7 +102,7 @@ void runHierarchical(std::byte* acc, std::size_t count, DataType type, const All
   across.prescale = 1.0F;
   allreduce(h.cross(), shard, shard, chunks.count(me), type, across);
   const CallInfo gather{.op = Operation::kAllgather, .type = type, .count = count, .bytes = bytes,
-                        .deadlineSeconds = o.deadlineSeconds};
+                        .deadlineSeconds = o.deadlineSeconds, .algorithm = "ring"};
   h.local().state().run(gather, [&](OpContext& context) {
     Wire wire(context, type, wireOf(type, o), o.op, o.segmentBytes);
     wire.roundOwned(acc, chunks.begin(me), chunks.count(me));
@@ -110,9 +110,10 @@ void runHierarchical(std::byte* acc, std::size_t count, DataType type, const All
   });
 }
 
-CallInfo callInfo(std::size_t count, DataType type, const AllreduceOptions& o) {
-  return {.op = Operation::kAllreduce, .type = type, .count = count, .bytes = count * elementSize(type),
-          .deadlineSeconds = o.deadlineSeconds};
+CallInfo callInfo(const Communicator& comm, std::size_t count, DataType type, const AllreduceOptions& o) {
+  const std::size_t bytes = count * elementSize(type);
+  return {.op = Operation::kAllreduce, .type = type, .count = count, .bytes = bytes,
+          .deadlineSeconds = o.deadlineSeconds, .algorithm = algorithmName(chooseAllreduce(comm, bytes, o))};
 }
 
 detail::OpFunction body(const void* send, void* recv, std::size_t count, DataType type,
@@ -174,13 +175,13 @@ AllreduceAlgorithm chooseAllreduce(int ranks, std::size_t bytes, const Allreduce
 void allreduce(const Communicator& comm, const void* send, void* recv, std::size_t count, DataType type,
                const AllreduceOptions& options) {
   validate(comm, type, options);
-  comm.state().run(callInfo(count, type, options), body(send, recv, count, type, options));
+  comm.state().run(callInfo(comm, count, type, options), body(send, recv, count, type, options));
 }
 
 Work iallreduce(const Communicator& comm, const void* send, void* recv, std::size_t count, DataType type,
                 const AllreduceOptions& options) {
   validate(comm, type, options);
-  return comm.state().submit(callInfo(count, type, options), body(send, recv, count, type, options));
+  return comm.state().submit(callInfo(comm, count, type, options), body(send, recv, count, type, options));
 }
 
 }  // namespace paraxis::comm

@@ -46,7 +46,8 @@ void allgather(const Communicator& comm, const void* send, void* recv, std::size
                const AllgatherOptions& options) {
   const std::size_t bytes = count * elementSize(type);
   const CallInfo info{.op = Operation::kAllgather, .type = type, .count = count, .bytes = bytes * comm.size(),
-                      .deadlineSeconds = options.deadlineSeconds};
+                      .deadlineSeconds = options.deadlineSeconds,
+                      .algorithm = options.algorithm == GatherAlgorithm::kBuiltin ? "mpi" : "ring"};
   comm.state().run(info, [&](OpContext& context) {
     auto* out = static_cast<std::byte*>(recv);
     if (options.algorithm == GatherAlgorithm::kBuiltin) {
@@ -72,7 +73,8 @@ void reduceScatter(const Communicator& comm, const void* send, void* recv, std::
   requireDefined(type, options.op);
   const std::size_t bytes = count * elementSize(type);
   const CallInfo info{.op = Operation::kReduceScatter, .type = type, .count = count, .bytes = bytes * comm.size(),
-                      .deadlineSeconds = options.deadlineSeconds};
+                      .deadlineSeconds = options.deadlineSeconds,
+                      .algorithm = options.algorithm == GatherAlgorithm::kBuiltin ? "mpi" : "ring"};
   comm.state().run(info, [&](OpContext& context) {
     const int p = context.size();
     if (options.algorithm == GatherAlgorithm::kBuiltin) {
@@ -101,7 +103,8 @@ void broadcast(const Communicator& comm, void* buffer, std::size_t count, DataTy
   }
   const std::size_t bytes = count * elementSize(type);
   const CallInfo info{.op = Operation::kBroadcast, .type = type, .count = count, .bytes = bytes,
-                      .root = options.root, .deadlineSeconds = options.deadlineSeconds};
+                      .root = options.root, .deadlineSeconds = options.deadlineSeconds,
+                      .algorithm = options.algorithm == BroadcastAlgorithm::kBuiltin ? "mpi" : "binomial_tree"};
   comm.state().run(info, [&](OpContext& context) {
     const int p = context.size();
     if (options.algorithm == BroadcastAlgorithm::kBuiltin) {
@@ -140,7 +143,8 @@ void alltoallv(const Communicator& comm, const void* send, std::span<const std::
   for (std::size_t c : sendCounts) total += c;
   // Counts legitimately differ between ranks, so the fingerprint carries none.
   const CallInfo info{.op = Operation::kAlltoallv, .type = type, .count = 0, .bytes = total * size,
-                      .deadlineSeconds = options.deadlineSeconds};
+                      .deadlineSeconds = options.deadlineSeconds,
+                      .algorithm = options.algorithm == AlltoallAlgorithm::kBuiltin ? "mpi" : "pairwise"};
   comm.state().run(info, [&](OpContext& context) {
     if (options.algorithm == AlltoallAlgorithm::kBuiltin) {
       runBuiltin(context, {.kind = BuiltinCall::Kind::kAlltoallv, .send = send, .recv = recv, .sendCounts = asInts(sendCounts),

@@ -12,8 +12,9 @@ namespace paraxis::comm::detail {
 namespace {
 
 std::string describe(const Fingerprint& f) {
-  return fmt::format("{} {} x{} (call #{}{})", operationName(static_cast<Operation>(f.operation)),
-                     typeName(static_cast<DataType>(f.type)), f.count, f.sequence,
+  const std::string algorithm = f.algorithm != 0 ? fmt::format(" by {}", algorithmCodeName(f.algorithm)) : "";
+  return fmt::format("{} {} x{}{} (call #{}{})", operationName(static_cast<Operation>(f.operation)),
+                     typeName(static_cast<DataType>(f.type)), f.count, algorithm, f.sequence,
                      f.operation == static_cast<std::int32_t>(Operation::kBroadcast)
                          ? fmt::format(", root {}", f.root)
                          : "");
@@ -152,7 +153,8 @@ void CommState::execute(const Task& task) {
 void CommState::verify(OpContext& context) {
   const CallInfo& info = context.info();
   const Fingerprint mine{context.sequence(), static_cast<std::int32_t>(info.op),
-                         static_cast<std::int32_t>(info.type), info.count, info.root, 0};
+                         static_cast<std::int32_t>(info.type), info.count, info.root,
+                         algorithmCode(info.algorithm)};
   std::vector<Fingerprint> all;
   Request request = transport_->iallgatherFingerprints(mine, all);
   context.wait(request);

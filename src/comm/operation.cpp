@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,9 @@ namespace {
 constexpr int kCollectiveTagBase = 16;
 constexpr int kPointToPointTagBase = 1 << 27;
 constexpr int kPollEvery = 64;
+
+constexpr std::array<const char*, 8> kAlgorithmNames{
+    "", "ring", "recursive_doubling", "rabenseifner", "hierarchical", "mpi", "binomial_tree", "pairwise"};
 
 double deadlineOf(const CallInfo& info, const CommunicatorOptions& options) {
   return info.deadlineSeconds > 0 ? info.deadlineSeconds : options.deadlineSeconds;
@@ -152,6 +156,18 @@ void OpContext::timeout(std::span<Request> pending, int notifier) {
   throw TimeoutError(fmt::format("{}: no progress within the {} deadline{}; {} (seen on rank {} of {})", what,
                                  units::formatSeconds(seconds), notified ? " (a peer gave up first)" : "", who,
                                  rank(), size()));
+}
+
+std::int32_t algorithmCode(const char* name) {
+  const std::string_view wanted(name);
+  for (std::size_t i = 0; i < kAlgorithmNames.size(); ++i) {
+    if (wanted == kAlgorithmNames[i]) return static_cast<std::int32_t>(i);
+  }
+  throw InternalError(fmt::format("unknown collective algorithm '{}'", wanted));
+}
+
+const char* algorithmCodeName(std::int32_t code) {
+  return code >= 0 && code < static_cast<std::int32_t>(kAlgorithmNames.size()) ? kAlgorithmNames[code] : "?";
 }
 
 }  // namespace paraxis::comm

@@ -41,7 +41,12 @@ struct CallInfo {
   int tag = 0;                 // user tag of a send or receive
   double deadlineSeconds = 0;  // 0: the communicator's default
   bool background = false;     // runs on the progress thread: poll politely (compute shares the cores)
+  const char* algorithm = "";  // a name of kAlgorithmNames (verification compares it across ranks)
 };
+
+// The algorithms a collective may run, by name; a fingerprint carries the index.
+std::int32_t algorithmCode(const char* name);
+const char* algorithmCodeName(std::int32_t code);
 
 class OpContext {
  public:

@@ -31,7 +31,7 @@ struct Fingerprint {
   std::int32_t type = 0;       // a DataType value
   std::uint64_t count = 0;
   std::int32_t root = 0;
-  std::int32_t reserved = 0;
+  std::int32_t algorithm = 0;  // algorithmCode() of the call's algorithm
 
   bool operator==(const Fingerprint&) const = default;
 };

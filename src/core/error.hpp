@@ -3,7 +3,7 @@
 //
 // User and environment errors derive from paraxis::Error: their message is one line that
 // names the component (file, key, layer, rank) together with what was expected and what
-// was found. The CLI prints it as is and exits with code 2.
+// was found. The CLI prints it as is and exits with code 2 (1 for an OutputError).
 // Broken invariants go through check() in check.hpp and raise InternalError, which the CLI
 // reports as a bug (exit code 3).
 #include <stdexcept>
@@ -36,6 +36,13 @@ class ShapeError : public Error {
 
 // A request the strategy or machine cannot satisfy (too many ranks, memory, divisibility).
 class InfeasibleError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An output (a file the user named, a checkpoint, standard output) could not be written
+// whole; nothing partial is left behind. The CLI exits with code 1.
+class OutputError : public Error {
  public:
   using Error::Error;
 };

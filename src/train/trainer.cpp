@@ -5,13 +5,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <numbers>
-#include <fstream>
 #include <optional>
 #include <ostream>
 
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "hw/presets.hpp"
 #include "plan/pipeline_schedule.hpp"
@@ -220,7 +221,7 @@ class Trainer {
       if (!report_.layout.empty()) out_ << fmt::format("grid {}: {}\n", grid_.str(), report_.layout);
     }
     if (!o_.resumeDir.empty()) {
-      done_ = loadCheckpoint(comm_, o_.resumeDir, state_);
+      done_ = loadCheckpoint(comm_, o_.resumeDir, state_, o_.configuration, std::cerr);
       if (lead_ && !o_.quiet) out_ << fmt::format("resumed from {} at iteration {}\n", o_.resumeDir, done_);
     }
     started_ = Clock::now();
@@ -246,7 +247,7 @@ class Trainer {
       if (o_.checkpointEvery > 0 && !o_.checkpointDir.empty() && (done_ + 1) % o_.checkpointEvery == 0) {
         dp_.synchronize();
         state_.iterationsDone = done_ + 1;
-        saveCheckpoint(comm_, o_.checkpointDir, state_);
+        saveCheckpoint(comm_, o_.checkpointDir, state_, o_.configuration);
       }
       if (lead_ && terminal_ && (done_ % 20 == 0)) printProgress(epoch, lossSum / static_cast<double>(steps + 1));
     }
@@ -313,12 +314,12 @@ class Trainer {
   void writeWeights() {
     const std::vector<torch::Tensor> whole = dp_.executor().wholeParameters();  // collective
     if (!lead_) return;
-    std::ofstream file(o_.weightsOut, std::ios::binary);
-    if (!file) throw ConfigError(fmt::format("--weights-out: cannot write '{}'", o_.weightsOut));
+    std::string bytes;
     for (const auto& p : whole) {
-      const torch::Tensor c = p.detach().contiguous();
-      file.write(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+      const torch::Tensor c = p.detach().to(torch::kFloat32).contiguous();
+      bytes.append(reinterpret_cast<const char*>(c.data_ptr<float>()), c.numel() * sizeof(float));
     }
+    writeFileAtomically(o_.weightsOut, bytes, "--weights-out");
   }
 
   TrainReport finishReport() {

@@ -54,6 +54,8 @@ struct TrainOptions {
   std::int64_t checkpointEvery = 0;  // iterations between checkpoints
   std::string resumeDir;            // continue from the latest checkpoint here
   std::string weightsOut;           // rank 0 writes the final parameters (raw f32) here
+  // "option=value" lines a checkpoint records and a resume must match (cli's run configuration).
+  std::string configuration;
 };
 
 struct EpochReport {

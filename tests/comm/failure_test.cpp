@@ -57,6 +57,20 @@ TEST(Verification, DifferentTypesAndOperationsAreCaughtToo) {
   barrier(*testing::gWorld);
 }
 
+TEST(Verification, DifferentAlgorithmsAreCaught) {
+  const Communicator comm = freshComm({.deadlineSeconds = 20, .verify = true});
+  if (comm.size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  std::vector<float> data(64);
+  AllreduceOptions options;
+  options.algorithm = comm.rank() == 0 ? AllreduceAlgorithm::kRing : AllreduceAlgorithm::kRecursiveDoubling;
+  const std::string message =
+      messageOf([&] { allreduce(comm, data.data(), data.data(), data.size(), DataType::kF32, options); });
+  EXPECT_NE(message.find("ranks disagree"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 0 called allreduce f32 x64 by ring"), std::string::npos) << message;
+  EXPECT_NE(message.find("by recursive_doubling"), std::string::npos) << message;
+  barrier(*testing::gWorld);
+}
+
 // The last rank never joins; the others give up within twice the deadline and name it.
 TEST(Deadline, AnAbsentRankMakesTheOthersFailNamingIt) {
   constexpr double kDeadline = 1.0;

@@ -1,6 +1,14 @@
 #include "comm/mpi/mpi_runtime.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -37,12 +45,51 @@ std::shared_ptr<MpiRuntime> MpiRuntime::acquire(int* argc, char*** argv) {
 }
 
 MpiRuntime::~MpiRuntime() {
-  if (initialisedHere_) MPI_Finalize();
+  if (!initialisedHere_ || std::uncaught_exceptions() > 0) return;
+  blocking("MPI_Finalize", [] { return MPI_Finalize(); });
+}
+
+void MpiRuntime::blocking(const char* what, const std::function<int()>& call) const {
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1) {
+    checkMpi(call(), what);
+    return;
+  }
+  std::mutex mutex;
+  std::condition_variable returned;
+  bool done = false;
+  // The watchdog may not throw into the blocked thread, and MPI cannot be cancelled: one
+  // line, then leave (no destructors: they would block on MPI too).
+  std::thread watchdog([&] {
+    std::unique_lock lock(mutex);
+    if (returned.wait_for(lock, std::chrono::duration<double>(deadlineSeconds_), [&] { return done; })) return;
+    const std::string line = fmt::format(
+        "paraxis: rank {} of {}: {}: the other ranks did not join within the {:g} s deadline (knob comm_deadline); "
+        "ending the job\n", rank, size, what, deadlineSeconds_);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+    std::_Exit(2);
+  });
+  int rc = MPI_SUCCESS;
+  try {
+    rc = call();
+  } catch (...) {
+    rc = MPI_ERR_OTHER;
+  }
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  returned.notify_all();
+  watchdog.join();
+  checkMpi(rc, what);
 }
 
 std::unique_ptr<Transport> MpiRuntime::world() {
   MPI_Comm dup = MPI_COMM_NULL;
-  checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), "MPI_Comm_dup(MPI_COMM_WORLD)");
+  blocking("MPI_Comm_dup(MPI_COMM_WORLD)", [&] { return MPI_Comm_dup(MPI_COMM_WORLD, &dup); });
   return makeMpiTransport(shared_from_this(), dup);
 }
 

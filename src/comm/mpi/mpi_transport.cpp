@@ -63,7 +63,7 @@ class MpiTransport final : public Transport {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     checkMpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     checkMpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
-    checkMpi(MPI_Comm_dup(comm_, &control_), "MPI_Comm_dup");
+    runtime_->blocking("MPI_Comm_dup", [&] { return MPI_Comm_dup(comm_, &control_); });
     MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN);
     postNoticeReceive();
   }
@@ -93,7 +93,7 @@ class MpiTransport final : public Transport {
 
   std::unique_ptr<Transport> split(int color, int key) override {
     MPI_Comm sub = MPI_COMM_NULL;
-    checkMpi(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+    runtime_->blocking("MPI_Comm_split", [&] { return MPI_Comm_split(comm_, color, key, &sub); });
     return std::make_unique<MpiTransport>(runtime_, sub);
   }
 
