@@ -132,8 +132,16 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
   run.strategy = strategyFromJson(d.at("strategy"), path + ": strategy");
   run.perIteration = true;
   run.line = 1;
+  const double measured = number(d, "measured_iterations", "");
+  if (!(measured >= static_cast<double>(plan::kMinimumMeasuredIterations))) {
+    throw ConfigError(fmt::format("{}: key 'measured_iterations': {:g}, fewer than {}: too few iterations were measured "
+                                  "to compare (train longer)", path, measured, plan::kMinimumMeasuredIterations));
+  }
   const double samplesPerSecond = number(d, "samples_per_second", "");
-  if (!(samplesPerSecond > 0)) throw ConfigError(fmt::format("{}: key 'samples_per_second': expected > 0", path));
+  if (!(samplesPerSecond > 0 && samplesPerSecond <= 1e12)) {
+    throw ConfigError(fmt::format("{}: key 'samples_per_second': expected a rate in (0, 1e12], found {:g}", path,
+                                  samplesPerSecond));
+  }
   run.total = static_cast<double>(run.strategy.globalBatch) / samplesPerSecond;
   if (!d.contains("time")) throw ConfigError(fmt::format("{}: key 'time': expected the measured breakdown", path));
   plan::TimeBreakdown time = plan::timeBreakdownFromJson(d.at("time"), path + ": time");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/run_configuration.hpp"
 #include "cli/json_output.hpp"
@@ -115,13 +116,13 @@ void addBenchCommand(CLI::App& app, Context& context) {
   c->add_option("--min-bytes", o->minBytes, "smallest message (default 4)");
   c->add_option("--max-bytes", o->maxBytes, "largest message (default 256MiB)");
   c->add_option("--segment", o->segment, "allreduce ring segment size (default 256KiB)");
-  c->add_option("--iterations", o->iterations, "calls per trial (default: by size)")->check(CLI::NonNegativeNumber);
-  c->add_option("--trials", o->trials, "trials per size; the median is reported")->check(CLI::PositiveNumber);
+  c->add_option("--iterations", o->iterations, "calls per trial (default: by size)")->check(within(0, 1e9));
+  c->add_option("--trials", o->trials, "trials per size; the median is reported")->check(within(1, 1e6));
   c->add_option("--ranks-per-host", o->ranksPerHost, "group ranks into hosts explicitly (default: by host name)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(nonNegative());
   c->add_option("--cluster", o->cluster, "cluster whose alpha/beta feed the model column (default local)");
   c->add_option("--deadline", o->deadline, "seconds any rank waits before failing (default: knob comm_deadline)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   c->add_flag("--json", o->json, "print JSON");
   c->callback([o, c, &context] { run(*o, *c, context); });
 }

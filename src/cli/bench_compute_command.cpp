@@ -11,6 +11,7 @@
 #include "calib/torch/compute_bench.hpp"
 #include "comm/collectives.hpp"
 #include "comm/world.hpp"
+#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/run_configuration.hpp"
 #include "cli/json_output.hpp"
@@ -135,8 +136,6 @@ void run(const Options& o, const CLI::App& command, Context& context) {
   agreeAcrossRanks(comm, runConfiguration(command, context.knobs));
   const double deadline = context.knobs.getDouble("comm_deadline");
   requireWritableDirectory(o.out, "--out");
-  if (o.batch < 1) throw ConfigError(fmt::format("--batch: expected >= 1, found {}", o.batch));
-  if (o.repeats < 1) throw ConfigError(fmt::format("--repeats: expected >= 1, found {}", o.repeats));
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const double peak = cluster.device.peak(o.dtype);
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
@@ -174,9 +173,10 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   CLI::App* c = bench.add_subcommand("compute", "Time models' layers here (under mpirun: as many ranks at once) and fit the cluster's device to them");
   c->add_option("--model", o->models, "models, comma-separated; NAME@INPUT sets a zoo model's input (default lenet,small-cnn,resnet18@64)")
       ->delimiter(',');
-  c->add_option("--batch", o->batch, "samples per pass (default 32)");
-  c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(CLI::Range(1, 1024));
-  c->add_option("--repeats", o->repeats, "timed passes after a warm-up; the median is used (default 5)");
+  c->add_option("--batch", o->batch, "samples per pass (default 32)")->check(within(1, 1 << 20));
+  c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(within(1, 1024));
+  c->add_option("--repeats", o->repeats, "timed passes after a warm-up; the median is used (default 5)")
+      ->check(within(1, 10000));
   addClusterOptions(*c, o->cluster, o->dtype, "local; its device is the one fitted");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");

@@ -9,6 +9,7 @@
 #include <map>
 #include <ostream>
 
+#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
@@ -273,7 +274,8 @@ void addCommon(CLI::App* c, Options* o) {
       ->required();
   o->modelOption = addModelOptions(*c, *o, "default: the one a train report names, else resnet50");
   addClusterOptions(*c, o->cluster, o->dtype, "abci");
-  c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
+  c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)")
+      ->check(aboveUpTo(0, 1e15));
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
 }
 

@@ -1,3 +1,4 @@
+#include "cli/ranges.hpp"
 #include "cli/gradient_comm_options.hpp"
 
 #include <CLI/CLI.hpp>
@@ -46,7 +47,7 @@ void addGradientCommOptions(CLI::App& c, GradientCommFlags& f) {
                fmt::format("gradient groups: fusion, per-layer or groups (default {})", groupingName(d.grouping)))
       ->group(group);
   c.add_option("--groups", f.groups, fmt::format("groups for --grouping groups (default {})", d.groups))
-      ->check(CLI::Range(1, 1'000'000))
+      ->check(within(1, 1'000'000))
       ->group(group);
   c.add_option("--fusion-bytes", f.fusion, "fusion threshold (default 4MiB)")->group(group);
   c.add_option("--first-bucket-bytes", f.firstBucket, "the first fusion bucket (default 1MiB)")->group(group);
@@ -58,10 +59,14 @@ void addGradientCommOptions(CLI::App& c, GradientCommFlags& f) {
   c.add_option("--negotiation", f.negotiation,
                fmt::format("none, centralized or decentralized (default {})", negotiationName(d.negotiation)))
       ->group(group);
-  c.add_option("--cycle", f.cycle, fmt::format("negotiation cycle in seconds (default {})", d.cycleSeconds))->group(group);
+  c.add_option("--cycle", f.cycle, fmt::format("negotiation cycle in seconds (default {})", d.cycleSeconds))
+      ->check(aboveUpTo(0, 3600))
+      ->group(group);
   c.add_option("--wire", f.wire, "gradients on the wire: fp32 (default), fp16, bf16 or chunk-sparse")->group(group);
   c.add_flag("--fp16-gradients", f.fp16, "the same as --wire fp16")->group(group);
-  c.add_option("--density", f.density, "chunk-sparse: fraction of gradient chunks sent (default 1)")->group(group);
+  c.add_option("--density", f.density, "chunk-sparse: fraction of gradient chunks sent (default 1)")
+      ->check(aboveUpTo(0, 1))
+      ->group(group);
 }
 
 }  // namespace paraxis::cli

@@ -1,3 +1,4 @@
+#include "cli/ranges.hpp"
 #include "cli/model_source.hpp"
 
 #include <CLI/CLI.hpp>
@@ -40,9 +41,9 @@ bool isModelFile(const std::string& name) {
 void addModelShapeOptions(CLI::App& c, ModelSource& s) {
   c.add_option("--input", s.input, "spatial input extents of a zoo model: 224, 224x224 or 128x128x128");
   c.add_option("--channels", s.channels, "input channels of a zoo model (default: the model's)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+      ->check(within(1, 1LL << 20));
   c.add_option("--classes", s.classes, "output classes or targets of a zoo model (default: the model's)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+      ->check(within(1, 1LL << 30));
 }
 
 CLI::Option* addModelOptions(CLI::App& c, ModelSource& s, const std::string& modelHelp) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_report.hpp"
@@ -70,7 +71,7 @@ void addModelsCommand(CLI::App& app, Context& context) {
       ->required();
   addModelShapeOptions(*show, *options);
   show->add_option("--batch", options->batch, "samples per step for the batch totals")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   show->add_flag("--json", options->json, "print JSON (keys in docs/json-output.md)");
   show->callback([options, &context] {
     const graph::Model model = loadModel(*options);

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
@@ -221,25 +222,27 @@ void addPlanCommand(CLI::App& app, Context& context) {
   addClusterOptions(*c, o->cluster, o->dtype, "abci");
   c->add_option("--gpus", o->gpus, "GPU counts: 64, 8..1024 (powers of two) or 8,16,48 (default 8..1024)");
   c->add_option("--batch-per-gpu", o->batchPerGpu, "samples per GPU per iteration, or 'max' (largest that fits)");
-  c->add_option("--global-batch", o->globalBatch, "the same global batch at every GPU count")->check(CLI::PositiveNumber);
+  c->add_option("--global-batch", o->globalBatch, "the same global batch at every GPU count")->check(within(1, 1e12));
   c->add_option("--strategies", o->strategies, "comma-separated: " + fmt::format("{}", fmt::join(plan::strategyNames(), ", ")))
       ->delimiter(',');
   c->add_option("--objective", o->objective, "rank by time-to-train (default), iteration, memory or cost");
-  c->add_option("--top", o->top, "show the best K rows")->check(CLI::NonNegativeNumber);
+  c->add_option("--top", o->top, "show the best K rows")->check(within(0, 1e9));
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->add_flag("--csv", o->csv, "print CSV");
   c->add_option("--emit", o->emit, "write the best strategy as JSON for 'train --plan' (docs/strategy-json.md)");
   c->add_flag("--explain", o->explain, "print every term of the best row with units");
   c->add_option("--model-variant", o->variant, "default, or paradl (ParaDL's published equations)");
-  c->add_option("--sample-seconds", o->sampleSeconds, "paradl: measured seconds per sample on one device");
+  c->add_option("--sample-seconds", o->sampleSeconds, "paradl: measured seconds per sample on one device")
+      ->check(aboveUpTo(0, 1e6));
   c->add_option("--paradl-network", o->paradlNetwork, "paradl: ParaDL's own network file (name|x|w|y rows) instead of --model");
   c->add_option("--epochs-at", o->epochsAt, "anchor epochs-to-target at one batch: BATCH=EPOCHS");
   c->add_option("--epochs-table", o->epochsTable, "CSV of batch,epochs to interpolate");
-  c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)");
+  c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)")
+      ->check(aboveUpTo(0, 1e15));
   c->add_option("--congestion", o->congestion, "optimistic, expected (default) or congested");
   addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--micro-batches-per-stage", o->microPerStage, "pipeline micro-batches per stage (default 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   c->add_option("--schedule", o->schedule, "pipeline schedule: 1f1b (default) or gpipe");
   c->add_option("--grid", o->grid,
                 "one explicit grid instead of --strategies x --gpus: data=8xfilter=2xh=2 (axes data, pipeline, channel, "

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <set>
 
+#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
@@ -165,6 +166,13 @@ void run(Options& o, const CLI::App& command, Context& context) {
     printJson(document, context);
     return;
   }
+  if (report.measuredIterations < plan::kMinimumMeasuredIterations) {
+    context.out << fmt::format("measured per iteration: not reported: {} of {} iterations measured (the first {} warm "
+                               "up); run at least {} for figures\n", report.measuredIterations, report.iterations,
+                               report.iterations - report.measuredIterations,
+                               report.iterations - report.measuredIterations + plan::kMinimumMeasuredIterations);
+    return;
+  }
   const plan::TimeBreakdown& t = report.time;
   const double ms = 1e3;
   std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
@@ -197,34 +205,38 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--micro-batches", o->train.microBatches,
                  "pipeline grids: micro-batches per replica batch (default: the largest divisor of the batch up to 4 "
                  "per stage)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(within(1, 1 << 20));
   c->add_option("--schedule", o->schedule, "pipeline grids: 1f1b (default) or gpipe");
   c->add_option("--bn-statistics", o->bnStatistics,
                  "spatial grids: batch-norm statistics over the spatial group (global, default) or each block (local)");
   c->add_flag("--halo-overlap", o->train.haloOverlap,
               "spatial grids: compute a block's interior while its halos travel (slower on shared memory here)");
   c->add_option("--data", o->train.data, "synthetic (default), fashion-mnist, or a directory of IDX files");
-  c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data (default 4096, fewer for large inputs: about 256 MiB)")->check(CLI::PositiveNumber);
+  c->add_option("--synthetic-samples", o->train.syntheticSamples, "samples of synthetic data (default 4096, fewer for large inputs: about 256 MiB)")->check(within(1, 1e9));
   c->add_option("--batch-per-rank", o->train.batchPerRank,
-                "samples per data replica per iteration (a spatial group shares its replica's)")->check(CLI::PositiveNumber);
-  c->add_option("--epochs", o->train.epochs, "epochs")->check(CLI::PositiveNumber);
-  c->add_option("--iterations", o->train.iterations, "stop after this many iterations")->check(CLI::PositiveNumber);
-  c->add_option("--lr", o->train.learningRate, "learning rate of one rank (scaled by the rank count)");
+                "samples per data replica per iteration (a spatial group shares its replica's)")->check(within(1, 1 << 24));
+  c->add_option("--epochs", o->train.epochs, "epochs")->check(within(1, 1e6));
+  c->add_option("--iterations", o->train.iterations, "stop after this many iterations")->check(within(1, 1e12));
+  c->add_option("--lr", o->train.learningRate, "learning rate of one rank (scaled by the rank count)")
+      ->check(aboveUpTo(0, 1000));
   c->add_flag("!--no-lr-scaling", o->train.scaleLearningRate, "keep --lr whatever the rank count");
   c->add_option("--optimizer", o->optimizer, "sgd (default; the only one so far)");
-  c->add_option("--momentum", o->train.momentum, "SGD momentum (default 0.9)");
+  c->add_option("--momentum", o->train.momentum, "SGD momentum (default 0.9)")->check(fraction());
   c->add_flag("--nesterov", o->train.nesterov, "Nesterov momentum");
-  c->add_option("--weight-decay", o->train.weightDecay, "weight decay");
-  c->add_option("--warmup-epochs", o->train.warmupEpochs, "linear learning-rate warm-up");
+  c->add_flag("--skip-nonfinite", o->train.skipNonFinite,
+              "skip the updates of steps whose gradients hold nan or inf, instead of stopping the run");
+  c->add_option("--weight-decay", o->train.weightDecay, "weight decay")->check(within(0, 1));
+  c->add_option("--warmup-epochs", o->train.warmupEpochs, "linear learning-rate warm-up")->check(within(0, 1e6));
   c->add_option("--lr-schedule", o->train.lrSchedule, "learning-rate schedule: constant (default), step or cosine");
   c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)")
-      ->check(CLI::Range(0, 1024));
+      ->check(within(0, 1024));
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
   addGradientCommOptions(*c, o->gradientComm);
-  c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts");
+  c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts")
+      ->check(within(0, 1e6));
   c->add_flag("--quiet", o->train.quiet, "no progress output");
   c->add_option("--checkpoint", o->train.checkpointDir, "directory for checkpoints");
-  c->add_option("--checkpoint-every", o->train.checkpointEvery, "iterations between checkpoints")->check(CLI::PositiveNumber);
+  c->add_option("--checkpoint-every", o->train.checkpointEvery, "iterations between checkpoints")->check(within(1, 1e12));
   c->add_option("--resume", o->train.resumeDir, "continue from the latest checkpoint in this directory");
   c->add_option("--weights-out", o->train.weightsOut, "rank 0 writes the final parameters (raw f32) here");
   c->add_option("--report", o->report, "write the report (the oracle's breakdown, docs/json-output.md) as JSON here");

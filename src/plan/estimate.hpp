@@ -1,10 +1,15 @@
 #pragma once
 // What the oracle predicts for one strategy, and what `train` measures, in one schema.
+#include <cstdint>
 #include <string>
 
 #include "plan/strategy.hpp"
 
 namespace paraxis::plan {
+
+// A measured run's figures average at least this many iterations past the warm-up; a report
+// with fewer says so, and validate/calibrate refuse it (too few to compare with anything).
+inline constexpr std::int64_t kMinimumMeasuredIterations = 3;
 
 // Seconds per iteration: what the oracle predicts and what `train` measures. A measured run
 // times the backward pass whole (backwardData holds it, backwardWeight is 0) and the data

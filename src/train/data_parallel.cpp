@@ -54,6 +54,15 @@ void DataParallelStep::update(int group, double lr) {
   const auto begin = Clock::now();
   torch::NoGradGuard noGrad;
   const double momentum = pendingMomentum_ ? sgd_.momentum : 0.0;
+  if (sgd_.skipNonFinite) {
+    for (int i : engine_->groupOf(group)) {
+      if (!torch::isfinite(parameters_[i].grad()).all().item<bool>()) {
+        ++skipped_;
+        updating_ += since(begin);
+        return;
+      }
+    }
+  }
   for (int i : engine_->groupOf(group)) {
     torch::Tensor& p = parameters_[i];
     torch::Tensor g = p.grad();

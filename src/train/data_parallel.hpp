@@ -19,6 +19,9 @@ struct SgdOptions {
   double momentum = 0.9;
   bool nesterov = false;
   double weightDecay = 0;
+  // A group whose reduced gradients hold a nan or inf keeps its weights and momentum (every
+  // replica holds the same reduced gradients, so every replica skips alike).
+  bool skipNonFinite = false;
 };
 
 struct StepTimes {  // seconds of the last step
@@ -47,6 +50,8 @@ class DataParallelStep {
   reduce::GradientEngine& engine() { return *engine_; }
   std::vector<torch::Tensor>& momentumBuffers() { return momentum_; }
   const StepTimes& times() const { return times_; }
+  // Group updates skipped for non-finite gradients (SgdOptions::skipNonFinite), since the start.
+  std::int64_t skippedUpdates() const { return skipped_; }
   // Chunk-sparse communication carries its own momentum correction: SGD momentum is off
   // while it is active (dense warm-up keeps it).
   void setSparse(bool enabled);
@@ -75,6 +80,7 @@ class DataParallelStep {
   bool pendingMomentum_ = true;
   double waiting_ = 0;   // seconds waited for pending groups since the last step began
   double updating_ = 0;  // seconds of updates since the last step began
+  std::int64_t skipped_ = 0;
 };
 
 }  // namespace paraxis::train

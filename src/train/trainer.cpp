@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 
+#include "comm/agreement.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
 #include "core/atomic_file.hpp"
@@ -196,7 +197,7 @@ class Trainer {
         grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}),
         replica_(comm.rank() / grid_.modelParallel()),
         groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
-        dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay}, executorFor(comm, net_, grid_, groups_, o)),
+        dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay, o.skipNonFinite}, executorFor(comm, net_, grid_, groups_, o)),
         lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
@@ -281,6 +282,7 @@ class Trainer {
       report_.peakStepBytes = std::max(report_.peakStepBytes, peak.peakBytes());
     }
     loss = dp_.executor().replicaLoss(loss);
+    stopIfDiverged(loss);
     if (done_ - resumedAt_ >= kWarmupIterations) {
       const StepTimes& st = dp_.times();
       const BatchExecutor::LayerComm layers = dp_.executor().layerComm();
@@ -300,6 +302,28 @@ class Trainer {
       ++report_.measuredIterations;
     }
     return loss;
+  }
+
+  // A nan or inf loss on any rank stops every rank at the same iteration, with one line naming
+  // the iteration, the loss and the first parameter whose gradient or value is not finite;
+  // with skipNonFinite the step's updates were skipped instead and training goes on.
+  void stopIfDiverged(double loss) {
+    double bad = std::isfinite(loss) ? 0 : 1;
+    comm::allreduce(comm_, &bad, &bad, 1, comm::DataType::kF64, {.op = comm::ReduceOp::kMax});
+    if (bad == 0 || o_.skipNonFinite) return;
+    const auto first = comm::firstFailure(comm_, std::isfinite(loss) ? "" : fmt::format("loss {}{}", std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf", firstNonFinite()));
+    throw Error(fmt::format("training diverged at iteration {}: {}{}; lower --lr, or --skip-nonfinite to skip such steps",
+                            done_ + 1, comm_.size() > 1 ? fmt::format("rank {}: ", first->rank) : "", first->text));
+  }
+
+  std::string firstNonFinite() {
+    torch::NoGradGuard noGrad;
+    for (const auto& p : dp_.net()->named_parameters()) {
+      const torch::Tensor& g = p.value().grad();
+      if (g.defined() && !torch::isfinite(g).all().item<bool>()) return fmt::format(", first non-finite gradient: {}", p.key());
+      if (!torch::isfinite(p.value()).all().item<bool>()) return fmt::format(", first non-finite parameter: {}", p.key());
+    }
+    return "";
   }
 
   void printProgress(int epoch, double meanLoss) {
@@ -341,6 +365,10 @@ class Trainer {
                       &t.halo, &t.shuffle, &t.layerCollectives, &t.pipelineP2P, &t.bubble}) {
       *v /= n;
     }
+    // The engine times the reductions from their start; the step can wait longer than that for
+    // one (it queued behind another, its thread was not scheduled). The reduction's time then is
+    // at least what the step waited for it.
+    t.gradientAllreduce = std::max(t.gradientAllreduce, t.gradientExposed);
     return report_;
   }
 

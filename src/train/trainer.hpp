@@ -42,6 +42,7 @@ struct TrainOptions {
   double momentum = 0.9;
   bool nesterov = false;
   double weightDecay = 0;
+  bool skipNonFinite = false;  // skip updates with nan/inf gradients instead of stopping the run
   double warmupEpochs = 0;
   std::string lrSchedule = "constant";  // constant, step, cosine
   int threads = 0;

@@ -179,6 +179,7 @@ TEST(MeasuredRuns, ReadsTheFormat) {
 TEST(MeasuredRuns, ReadsATrainReport) {
   const std::string path = ::testing::TempDir() + "/report.json";
   std::ofstream(path) << R"({"model": "small-cnn", "ranks": 2, "global_batch": 64, "samples_per_second": 800,
+    "measured_iterations": 20,
     "time": {"forward": 0.02, "backward": 0.04, "update": 0.001, "gradient_exposed": 0.003, "gradient_total": 0.02,
              "data_loading": 0.0},
     "strategy": {"version": 1, "name": "data", "global_batch": 64, "micro_batches": 1, "schedule": "1f1b",

@@ -3,10 +3,10 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 expect_error "--reduce-order: expected fifo or priority, found 'lifo'" train --model lenet --reduce-order lifo --iterations 1
-expect_error "--density: expected a fraction in \(0, 1\], found 2" train --density 2
+expect_error "--density: must be in \(0, 1\], found .2." train --density 2
 expect_error "--lr-schedule: expected constant, step or cosine" train --lr-schedule linear
 expect_error "--optimizer: only sgd" train --optimizer adam
-expect_error "--threads: Value 100000 not in range 0 to 1024" train --threads 100000
+expect_error "--threads: must be in \[0, 1024\], found .100000." train --threads 100000
 expect_error "nope.json: cannot open the strategy file" train --plan nope.json
 strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)
 "$paraxis" plan --model small-cnn --gpus 8 --strategies data+filter --emit "$strategy" --csv >/dev/null
@@ -20,4 +20,16 @@ expect_error "grid d=2: model 'lenet' takes 1x28x28 samples; a spatial axis need
 expect_error "--grid" train --grid h=2 --plan some.json
 expect_error "--grid: grid 'h=two': cannot read 'h=two'" train --grid h=two
 expect_error "--bn-statistics: expected global or local, found 'batch'" train --bn-statistics batch
+# Numeric options have domains; nan and inf are outside every one.
+expect_error "--lr: must be in \(0, 1000\], found .nan." train --lr nan
+expect_error "--lr: must be in \(0, 1000\], found .-1." train --lr -1
+expect_error "--momentum: must be in \[0, 1\), found .2." train --momentum 2
+expect_error "--batch-per-rank: must be in \[1, 16777216\], found .0." train --batch-per-rank 0
+# A diverging run stops with the iteration and the first bad layer; it may skip such steps instead.
+expect_error "training diverged at iteration [0-9]+: loss (nan|inf), first non-finite (gradient|parameter): conv1" \
+  train --lr 1000 --iterations 40 --batch-per-rank 8 --quiet
+expect_ok "samples/s" train --lr 1000 --iterations 40 --batch-per-rank 8 --quiet --skip-nonfinite
+# Too few iterations past the warm-up: no figures, and it says so.
+expect_ok "not reported: 0 of 3 iterations measured \(the first 3 warm up\); run at least 6" \
+  train --iterations 3 --batch-per-rank 8 --quiet
 finish

@@ -20,6 +20,10 @@ report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
 "$paraxis" train --model lenet --iterations 6 --report "$report" >/dev/null
 expect_ok "lenet on local against .* \(1 run\); seconds per iteration" validate --measured "$report" --cluster local
 expect_error "measured run 'paraxis-report.*' ran model 'lenet', not 'resnet50' \(give --model lenet\)" validate --measured "$report" --model resnet50
+"$paraxis" train --model lenet --iterations 4 --report "$report" >/dev/null
+expect_error "key 'measured_iterations': 1, fewer than 3: too few iterations were measured" validate --measured "$report" --cluster local
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['measured_iterations']=20; d['samples_per_second']=1e308; json.dump(d, open(sys.argv[1],'w'))" "$report"
+expect_error "key 'samples_per_second': expected a rate in \(0, 1e12\], found 1e\+308" validate --measured "$report" --cluster local
 rm -f "$report"
 expect_error "expected the keys 'model' and 'strategy' of a 'paraxis train --json' report" validate --measured "$data/not_a_report.json"
 finish
