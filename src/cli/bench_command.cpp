@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "cli/ranges.hpp"
 #include "cli/context.hpp"
-#include "cli/run_configuration.hpp"
 #include "cli/json_output.hpp"
+#include "cli/ranges.hpp"
+#include "cli/run_configuration.hpp"
 #include "comm/bench.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/world.hpp"

@@ -9,14 +9,14 @@
 #include <sstream>
 
 #include "calib/torch/compute_bench.hpp"
-#include "comm/collectives.hpp"
-#include "comm/world.hpp"
-#include "cli/ranges.hpp"
 #include "cli/context.hpp"
-#include "cli/run_configuration.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
+#include "cli/ranges.hpp"
+#include "cli/run_configuration.hpp"
+#include "comm/collectives.hpp"
+#include "comm/world.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"

@@ -9,19 +9,19 @@
 #include <map>
 #include <ostream>
 
-#include "cli/ranges.hpp"
+#include "calib/calibration.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
+#include "cli/ranges.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "plan/strategy_json.hpp"
 #include "core/table.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
-#include "calib/calibration.hpp"
 #include "plan/planner.hpp"
+#include "plan/strategy_json.hpp"
 
 namespace paraxis::cli {
 namespace {

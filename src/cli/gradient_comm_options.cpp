@@ -1,9 +1,9 @@
-#include "cli/ranges.hpp"
 #include "cli/gradient_comm_options.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/ranges.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
 

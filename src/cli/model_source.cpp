@@ -1,4 +1,3 @@
-#include "cli/ranges.hpp"
 #include "cli/model_source.hpp"
 
 #include <CLI/CLI.hpp>
@@ -7,6 +6,8 @@
 #include <charconv>
 #include <filesystem>
 
+#include "cli/ranges.hpp"
+#include "core/counts.hpp"
 #include "core/error.hpp"
 #include "graph/yaml_loader.hpp"
 #include "graph/zoo/zoo.hpp"
@@ -21,9 +22,9 @@ std::vector<std::int64_t> parseExtents(const std::string& text) {
     const std::size_t end = std::min(text.find('x', start), text.size());
     std::int64_t value = 0;
     const auto [ptr, error] = std::from_chars(text.data() + start, text.data() + end, value);
-    if (error != std::errc{} || ptr != text.data() + end || value < 1) {
+    if (error != std::errc{} || ptr != text.data() + end || value < 1 || value >= kInputLimit) {
       throw ConfigError(fmt::format(
-          "--input: expected spatial extents such as 224, 224x224 or 128x128x128, found '{}'", text));
+          "--input: expected spatial extents below 2^31 such as 224, 224x224 or 128x128x128, found '{}'", text));
     }
     out.push_back(value);
     start = end + 1;

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_report.hpp"
 #include "cli/model_source.hpp"
+#include "cli/ranges.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"

@@ -5,13 +5,13 @@
 #include <fstream>
 #include <ostream>
 
-#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/plan_report.hpp"
+#include "cli/ranges.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -166,7 +166,7 @@ void runPerLayer(const Options& o, const plan::PlanInputs& in, const plan::PlanR
   const std::int64_t batch = r.globalBatch > 0 ? r.globalBatch : std::max<std::int64_t>(1, r.batchPerGpu) * gpus;
   const plan::LayerSearchResult result = plan::searchDistributions(in, gpus, batch);
   if (!o.emit.empty()) {
-    writeFileAtomically(o.emit, plan::strategyJson(perLayerStrategy(*in.model, result, batch, r)).dump(2) + "\n", "--emit");
+    writeFileAtomically(o.emit, jsonText(plan::strategyJson(perLayerStrategy(*in.model, result, batch, r))), "--emit");
   }
   if (!o.json) return printLayerSearch(*in.model, result, gpus, batch, context.out);
   nlohmann::json layers = nlohmann::json::array();
@@ -182,11 +182,26 @@ void runPerLayer(const Options& o, const plan::PlanInputs& in, const plan::PlanR
             context);
 }
 
+// The same GPU counts in every mode: one beyond the cluster's devices is refused when it was
+// asked for by name (a count or a list); a range stops at the cluster's size.
+void fitToCluster(const std::string& text, std::vector<int>& gpus, const hw::Cluster& cluster) {
+  const std::int64_t devices = cluster.totalDevices();
+  const bool range = text.find("..") != std::string::npos;
+  for (int g : gpus) {
+    if (g > devices && (!range || g == gpus.front())) {
+      throw InfeasibleError(fmt::format("--gpus {}: cluster '{}' has {} devices{}", range ? text : std::to_string(g),
+                                        cluster.name, devices, range ? fmt::format(" (try --gpus 1..{})", devices) : ""));
+    }
+  }
+  std::erase_if(gpus, [&](int g) { return g > devices; });
+}
+
 void run(const Options& o, Context& context) {
   const graph::Model model = loadModel(o);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const plan::PlanInputs in = inputs(o, model, cluster);
-  const plan::PlanRequest r = request(o);
+  plan::PlanRequest r = request(o);
+  if (o.grid.empty()) fitToCluster(o.gpus, r.gpus, cluster);
   if (o.variant == "paradl") return runParadl(o, in, r, context);
   if (o.perLayer) return runPerLayer(o, in, r, context);
   if (o.variant != "default") throw ConfigError(fmt::format("--model-variant: expected default or paradl, found '{}'", o.variant));
@@ -199,7 +214,7 @@ void run(const Options& o, Context& context) {
   }
   if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
   if (!o.emit.empty()) {
-    writeFileAtomically(o.emit, plan::strategyJson(estimates.front().strategy).dump(2) + "\n", "--emit");
+    writeFileAtomically(o.emit, jsonText(plan::strategyJson(estimates.front().strategy)), "--emit");
   }
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();

@@ -12,11 +12,11 @@
 #include <ostream>
 #include <set>
 
-#include "cli/ranges.hpp"
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
+#include "cli/ranges.hpp"
 #include "cli/run_configuration.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
@@ -161,7 +161,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;
   const nlohmann::json document = reportJson(report, model, o, o.train);
-  if (!o.report.empty()) writeFileAtomically(o.report, document.dump(2) + "\n", "--report");
+  if (!o.report.empty()) writeFileAtomically(o.report, jsonText(document), "--report");
   if (o.json) {
     printJson(document, context);
     return;

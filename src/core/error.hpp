@@ -22,6 +22,12 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
+// A count (elements, parameters, bytes) beyond what paraxis represents exactly (core/counts.hpp).
+class OverflowError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // A name (model, cluster, knob, layer) that does not exist; the message lists what does.
 class NotFoundError : public Error {
  public:

@@ -9,6 +9,8 @@
 #include <span>
 #include <utility>
 
+#include "core/error.hpp"
+
 namespace paraxis::units {
 namespace {
 
@@ -43,8 +45,16 @@ std::span<const Unit> unitsOf(Quantity quantity) {
   return {};
 }
 
+// Every number paraxis prints is finite: a nan or inf reaching the output is a bug upstream
+// (an input outside its domain that was not refused), reported as such rather than printed.
+double printable(double value) {
+  if (!std::isfinite(value)) throw InternalError(fmt::format("a non-finite value ({}) reached the output", value));
+  return value;
+}
+
 // Scales a value into [1, step) by the prefixes given, e.g. bytes into KiB/MiB/GiB.
 std::string scaled(double value, double step, std::span<const std::string_view> names) {
+  printable(value);
   double magnitude = std::fabs(value);
   std::size_t i = 0;
   while (i + 1 < names.size() && magnitude >= step) {
@@ -89,7 +99,7 @@ std::string formatFlopRate(double flopsPerSecond) {
 }
 
 std::string formatSeconds(double seconds) {
-  const double magnitude = std::fabs(seconds);
+  const double magnitude = std::fabs(printable(seconds));
   if (magnitude == 0.0) return "0 s";
   if (magnitude < 1e-6) return fmt::format("{:.3g} ns", seconds * 1e9);
   if (magnitude < 1e-3) return fmt::format("{:.3g} us", seconds * 1e6);
@@ -100,6 +110,7 @@ std::string formatSeconds(double seconds) {
 }
 
 std::string formatCount(double count) {
+  if (std::fabs(printable(count)) >= 9.2e18) return fmt::format("{:.3g}", count);  // beyond long long
   const auto whole = static_cast<long long>(std::llround(count));
   std::string digits = std::to_string(whole < 0 ? -whole : whole);
   std::string out;
@@ -118,7 +129,10 @@ std::optional<double> parse(std::string_view text, Quantity quantity) {
   const std::string_view suffix = trim(std::string_view(end, text.data() + text.size() - end));
   if (suffix.empty()) return value;
   for (const Unit& unit : unitsOf(quantity)) {
-    if (unit.suffix == suffix) return value * unit.factor;
+    if (unit.suffix == suffix) {
+      const double scaledValue = value * unit.factor;
+      return std::isfinite(scaledValue) ? std::optional<double>(scaledValue) : std::nullopt;
+    }
   }
   return std::nullopt;
 }

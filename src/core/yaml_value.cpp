@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/counts.hpp"
 #include "core/error.hpp"
 
 namespace paraxis {
@@ -104,6 +105,7 @@ std::int64_t YamlValue::integer(std::int64_t minimum) const {
     fail(fmt::format("expected an integer, found '{}'", s));
   }
   if (value < minimum) fail(fmt::format("expected an integer of at least {}, found {}", minimum, value));
+  if (value >= kInputLimit) fail(fmt::format("expected an integer below 2^31, found {}", value));
   return value;
 }
 

@@ -4,6 +4,7 @@
 // forward again for the data gradient, except joins and reshapes, whose gradient is a copy.
 #include <cmath>
 
+#include "core/counts.hpp"
 #include "graph/layer_rules.hpp"
 
 namespace paraxis::graph {
@@ -11,7 +12,7 @@ namespace {
 
 std::int64_t product(const Dims& dims) {
   std::int64_t n = 1;
-  for (std::int64_t v : dims) n *= v;
+  for (std::int64_t v : dims) n = countProduct(n, v);
   return n;
 }
 
@@ -48,8 +49,9 @@ void countConv(const Layer& layer, const TensorShape& in, LayerCounts& c) {
   // or output (conv) position.
   const double positions = static_cast<double>(transposed ? in.spatialElements()
                                                            : layer.output.spatialElements());
-  const double macs = static_cast<double>(in.channels * (a.filters / a.groups) * k) * positions;
-  c.params = in.channels * (a.filters / a.groups) * k + (a.bias ? a.filters : 0);
+  const std::int64_t weights = countProduct(countProduct(in.channels, a.filters / a.groups), k);
+  const double macs = static_cast<double>(weights) * positions;
+  c.params = countSum(weights, a.bias ? a.filters : 0);
   c.forwardFlops = 2 * macs + (a.bias ? static_cast<double>(layer.output.elements()) : 0.0);
   c.backwardDataFlops = 2 * macs;
   c.backwardWeightFlops = 2 * macs + (a.bias ? static_cast<double>(layer.output.elements()) : 0.0);
@@ -65,7 +67,7 @@ LayerCounts countLayer(const Layer& layer, const std::vector<const Layer*>& inpu
   const TensorShape in = inputs.empty() ? out : inputs.front()->output;
   const auto inElems = static_cast<double>(in.elements());
   const auto outElems = static_cast<double>(out.elements());
-  c.activationBytes = out.elements() * bytesPerElement;
+  c.activationBytes = countProduct(out.elements(), bytesPerElement);
   c.halo.assign(in.rank(), 0);
   switch (layer.kind) {
     case LayerKind::kInput:
@@ -103,7 +105,7 @@ LayerCounts countLayer(const Layer& layer, const std::vector<const Layer*>& inpu
     case LayerKind::kFullyConnected: {
       const auto& a = layer.as<FcAttrs>();
       const double macs = inElems * static_cast<double>(a.outputs);
-      c.params = in.elements() * a.outputs + (a.bias ? a.outputs : 0);
+      c.params = countSum(countProduct(in.elements(), a.outputs), a.bias ? a.outputs : 0);
       c.forwardFlops = 2 * macs + (a.bias ? outElems : 0.0);
       c.backwardDataFlops = 2 * macs;
       c.backwardWeightFlops = 2 * macs + (a.bias ? outElems : 0.0);

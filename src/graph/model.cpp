@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/counts.hpp"
 #include "core/error.hpp"
 #include "graph/layer_rules.hpp"
 
@@ -33,11 +34,11 @@ namespace {
 ModelTotals sumTotals(const std::vector<Layer>& layers) {
   ModelTotals t;
   for (const Layer& layer : layers) {
-    t.params += layer.counts.params;
+    t.params = countSum(t.params, layer.counts.params);
     t.forwardFlops += layer.counts.forwardFlops;
     t.backwardDataFlops += layer.counts.backwardDataFlops;
     t.backwardWeightFlops += layer.counts.backwardWeightFlops;
-    t.activationBytes += layer.counts.activationBytes;
+    t.activationBytes = countSum(t.activationBytes, layer.counts.activationBytes);
   }
   return t;
 }
@@ -53,16 +54,17 @@ ModelBuilder::ModelBuilder(std::string name, TensorShape input, int bytesPerElem
                                  model_.name_, input.str()));
   }
   Layer layer{.name = "input", .kind = LayerKind::kInput, .output = std::move(input)};
-  layer.counts = countLayer(layer, {}, bytesPerElement);
+  try {
+    layer.counts = countLayer(layer, {}, bytesPerElement);
+  } catch (const OverflowError& e) {
+    throw ShapeError(fmt::format("model '{}': input {}: {}", model_.name_, layer.output.str(), e.what()));
+  }
+  names_.insert(layer.name);
   model_.layers_.push_back(std::move(layer));
 }
 
 int ModelBuilder::add(std::string name, LayerKind kind, LayerAttrs attrs, std::vector<int> inputs) {
-  for (const Layer& existing : model_.layers_) {
-    if (existing.name == name) {
-      throw ConfigError(fmt::format("model '{}': two layers are named '{}'", model_.name_, name));
-    }
-  }
+  if (!names_.insert(name).second) throw ConfigError(fmt::format("model '{}': two layers are named '{}'", model_.name_, name));
   Layer layer{.name = std::move(name), .kind = kind, .attrs = std::move(attrs),
               .inputs = std::move(inputs)};
   std::vector<const Layer*> sources;
@@ -73,8 +75,12 @@ int ModelBuilder::add(std::string name, LayerKind kind, LayerAttrs attrs, std::v
     }
     sources.push_back(&model_.layers_[input]);
   }
-  inferShape(layer, sources);
-  layer.counts = countLayer(layer, sources, model_.bytesPerElement_);
+  try {
+    inferShape(layer, sources);
+    layer.counts = countLayer(layer, sources, model_.bytesPerElement_);
+  } catch (const OverflowError& e) {
+    throw ShapeError(fmt::format("model '{}': layer '{}': {}", model_.name_, layer.name, e.what()));
+  }
   model_.layers_.push_back(std::move(layer));
   return model_.size() - 1;
 }
@@ -129,7 +135,11 @@ int ModelBuilder::mseLoss(std::string name, int x) {
 }
 
 Model ModelBuilder::build() && {
-  model_.totals_ = sumTotals(model_.layers_);
+  try {
+    model_.totals_ = sumTotals(model_.layers_);
+  } catch (const OverflowError& e) {
+    throw ShapeError(fmt::format("model '{}': the totals over its layers: {}", model_.name_, e.what()));
+  }
   return std::move(model_);
 }
 

@@ -4,6 +4,7 @@
 // added, so a Model is always consistent.
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/layer.hpp"
@@ -72,6 +73,7 @@ class ModelBuilder {
 
  private:
   Model model_;
+  std::unordered_set<std::string> names_;  // a name is checked once, not against every earlier layer
 };
 
 }  // namespace paraxis::graph

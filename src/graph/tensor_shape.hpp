@@ -17,7 +17,8 @@ struct TensorShape {
 
   int rank() const { return static_cast<int>(spatial.size()); }
   std::int64_t spatialElements() const;
-  std::int64_t elements() const { return channels * spatialElements(); }
+  // Both OverflowError beyond 2^53 (core/counts.hpp).
+  std::int64_t elements() const;
 
   // "64x56x56"; a flat shape prints as its channel count.
   std::string str() const;

@@ -74,7 +74,16 @@ void Cluster::validate(const std::string& source) const {
   auto fail = [&](const std::string& key, const std::string& what) {
     throw ConfigError(fmt::format("{}: {}: {}", source, key, what));
   };
+  // Every figure is finite: a bandwidth of 0 would make beta infinite and every time inf.
+  const auto finite = [&](double value, const std::string& key) {
+    if (!std::isfinite(value)) fail(key, fmt::format("expected a finite value, found {}", value));
+  };
   if (device.peakFlops.empty()) fail("device.peak_flops", "expected at least one data type");
+  for (const auto& [dtype, value] : device.peakFlops) finite(value, "device.peak_flops." + dtype);
+  finite(device.memoryBytes, "device.memory");
+  finite(device.memoryBandwidth, "device.memory_bandwidth");
+  finite(device.callOverhead, "device.layer_overhead");
+  finite(device.channelTile, "device.channel_tile");
   for (const auto& [dtype, value] : device.peakFlops) {
     if (!(value > 0)) fail("device.peak_flops." + dtype, fmt::format("expected > 0, found {}", value));
   }
@@ -93,14 +102,20 @@ void Cluster::validate(const std::string& source) const {
   }
   for (const ImplementationFactor& f : kImplementationFactors) {
     const double factor = implementation.*f.field;
-    if (!(factor > 0)) fail(std::string("implementation.") + f.key, fmt::format("expected a factor > 0, found {}", factor));
+    if (!(factor > 0 && factor <= 1e6)) {
+      fail(std::string("implementation.") + f.key, fmt::format("expected a factor in (0, 1e6], found {}", factor));
+    }
   }
   if (levels.empty()) fail("network", "expected at least one level");
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const NetworkLevel& level = levels[i];
     const std::string key = fmt::format("network[{}] ({})", i, level.name);
-    if (level.alpha < 0) fail(key, "alpha must be >= 0");
-    if (!(level.beta > 0)) fail(key, "bandwidth must be > 0");
+    if (!(level.alpha >= 0 && level.alpha <= 1)) fail(key, fmt::format("alpha must be in [0, 1] s, found {}", level.alpha));
+    if (!(level.beta > 0 && level.beta <= 1e-3)) {
+      fail(key, fmt::format("bandwidth must be at least 1 KB/s and finite (beta in (0, 1e-3] s/B), found beta {}", level.beta));
+    }
+    finite(level.oversubscription, key + " oversubscription");
+    finite(level.contention, key + " contention");
     if (level.oversubscription < 1) fail(key, "oversubscription must be >= 1");
     if (level.contention < 1) fail(key, "contention must be >= 1");
     if (i > 0 && (level.ranks <= levels[i - 1].ranks || level.ranks % levels[i - 1].ranks != 0)) {

@@ -261,7 +261,7 @@ TEST(ClusterText, BadFactorsNameTheKey) {
     hw::loadClusterText(text, "x.yaml");
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "x.yaml: implementation.halo: expected a factor > 0, found 0");
+    EXPECT_EQ(std::string(e.what()), "x.yaml: implementation.halo: expected a factor in (0, 1e6], found 0");
   }
   EXPECT_THROW(hw::loadClusterText(hw::clusterText("abci") + "implementation: {speed: 2}\n", "x.yaml"), ConfigError);
 }

@@ -15,4 +15,9 @@ expect_ok "json_indent" config
 expect_json clusters show summit --json
 expect_json config --json
 expect_json clusters --json
+# A bandwidth of 0 would make every time infinite: refused, naming the level.
+zero=$(mktemp /tmp/paraxis-zero-bandwidth.XXXXXX.yaml)
+sed 's/bandwidth: 1 Gbit\/s/bandwidth: 0/' "$data/two_hosts.yaml" >"$zero"
+expect_error "network\[1\] \(veth\): bandwidth must be at least 1 KB/s and finite" plan --cluster "$zero" --model lenet --gpus 2
+rm -f "$zero"
 finish

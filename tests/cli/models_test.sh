@@ -22,4 +22,6 @@ expect_ok "Usage" models show --help
 expect_json models show resnet50 --json
 expect_json models show "$data/residual.yaml" --json --batch 8
 expect_json models --json
+# Counts beyond 2^53 are refused, not printed as negative sizes.
+expect_error "model 'resnet50': input 3x2000000000x2000000000: .* exceeds 2\^53" models show resnet50 --input 2000000000x2000000000
 finish
