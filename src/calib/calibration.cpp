@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/counts.hpp"
 #include "core/error.hpp"
 #include "plan/estimator.hpp"
 #include "plan/oracle.hpp"
@@ -202,10 +203,10 @@ class CsvRow {
     try {
       std::size_t used = 0;
       const std::int64_t batch = std::stoll(text, &used);
-      if (used == text.size() && batch >= 1) return batch;
+      if (used == text.size() && batch >= 1 && batch < kInputLimit) return batch;
     } catch (const std::exception&) {
     }
-    fail("global_batch", fmt::format("expected a positive integer, found '{}'", text));
+    fail("global_batch", fmt::format("expected a positive integer below 2^31, found '{}'", text));
   }
 
   double seconds(const char* name, bool required) const {
@@ -221,7 +222,10 @@ class CsvRow {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != text.size() || !(value > 0)) fail(name, fmt::format("expected seconds per epoch > 0, found '{}'", text));
+    // A year per epoch bounds the domain: inf and 1e308 would print as 300-digit errors.
+    if (used != text.size() || !(value > 0 && value <= 3.2e7)) {
+      fail(name, fmt::format("expected seconds per epoch in (0, 3.2e7], found '{}'", text));
+    }
     return value;
   }
 

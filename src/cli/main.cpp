@@ -4,8 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "cli/context.hpp"
 #include "core/atomic_file.hpp"
@@ -15,12 +17,20 @@
 namespace {
 
 constexpr int kOutputError = 1;
+bool gDebug = false;  // the knob `debug`, once the knobs are read
+
+// A user error is one line, whatever text it quotes.
+std::string oneLine(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
 constexpr int kUserError = 2;
 constexpr int kInternalError = 3;
 
 int run(int argc, char** argv) {
   using namespace paraxis;
   cli::Context context{Knobs::load(cli::knobTable(), processEnvironment()), std::cout, &argc, &argv};
+  gDebug = context.knobs.getBool("debug");
   if (context.knobs.getBool("keep_freed_memory")) keepFreedMemory();
 
   CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};
@@ -54,16 +64,21 @@ int main(int argc, char** argv) {
     return rc;
   } catch (const paraxis::CommError& e) {
     // A peer failed or disagreed: MPI_Finalize could wait for it forever, so leave now.
-    std::cerr << "paraxis: " << e.what() << std::endl;
+    std::cerr << "paraxis: " << oneLine(e.what()) << std::endl;
     std::_Exit(kUserError);
   } catch (const paraxis::OutputError& e) {
-    std::cerr << "paraxis: " << e.what() << '\n';
+    std::cerr << "paraxis: " << oneLine(e.what()) << '\n';
     return kOutputError;
   } catch (const paraxis::Error& e) {
-    std::cerr << "paraxis: " << e.what() << '\n';
+    std::cerr << "paraxis: " << oneLine(e.what()) << '\n';
     return kUserError;
   } catch (const std::exception& e) {
-    std::cerr << "paraxis: internal error: " << e.what() << '\n';
+    // LibTorch's messages carry a 20-30 line trace: one line unless asked for it.
+    const std::string what = e.what();
+    const std::size_t newline = what.find('\n');
+    std::cerr << "paraxis: internal error: "
+              << (gDebug || newline == std::string::npos ? what : what.substr(0, newline) + " (PARAXIS_DEBUG=1 for the trace)")
+              << '\n';
     return kInternalError;
   }
 }

@@ -72,7 +72,7 @@ void writeFileAtomically(const std::string& path, std::string_view bytes, const 
 }
 
 void finishStandardOutput() {
-  errno = 0;
+  errno = 0;  // the failed write's errno may be gone by now: then the line says "write error"
   std::cout.flush();
   const bool streamFailed = std::cout.bad();
   const bool fileFailed = std::fflush(stdout) != 0 || std::ferror(stdout) != 0;

@@ -36,7 +36,11 @@ YamlValue parse(const std::string& text, const std::string& name) {
 YamlValue::YamlValue(YAML::Node node, std::shared_ptr<const std::string> file, std::string path)
     : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
 
-void YamlValue::fail(const std::string& message) const {
+void YamlValue::fail(const std::string& text) const {
+  // One line whatever the file holds: a quoted multi-line scalar is shown escaped and cut.
+  std::string message;
+  for (char c : text.substr(0, 400)) message += c == '\n' ? std::string("\\n") : std::string(1, c);
+  if (text.size() > 400) message += "...";
   const YAML::Mark mark = node_.Mark();
   const std::string where = path_.empty() ? "" : path_ + ": ";
   if (mark.is_null()) throw ConfigError(fmt::format("{}: {}{}", *file_, where, message));
@@ -73,7 +77,8 @@ void YamlValue::requireKeys(std::initializer_list<const char*> allowed) const {
 void YamlValue::requireKeys(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a mapping");
   for (const auto& entry : node_) {
-    const std::string key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) YamlValue(entry.first, file_, path_).fail("expected a key name, found a list or mapping");
+    const std::string key = entry.first.Scalar();
     const bool known = std::any_of(allowed.begin(), allowed.end(),
                                    [&](const std::string& a) { return key == a; });
     if (!known) {
@@ -164,5 +169,10 @@ YamlValue loadYamlFile(const std::string& path) {
 }
 
 YamlValue loadYamlText(const std::string& text, const std::string& name) { return parse(text, name); }
+
+void failOnYamlError(const YAML::Exception& e, const std::string& name) {
+  if (e.mark.is_null()) throw ConfigError(fmt::format("{}: {}", name, e.msg));
+  throw ConfigError(fmt::format("{}:{}:{}: {}", name, e.mark.line + 1, e.mark.column + 1, e.msg));
+}
 
 }  // namespace paraxis

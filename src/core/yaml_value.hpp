@@ -57,6 +57,10 @@ class YamlValue {
   std::string path_;
 };
 
+// A yaml-cpp exception past the checks above (a conversion it refuses) as a ConfigError naming
+// the file, line and column; the loaders' last line of defence.
+[[noreturn]] void failOnYamlError(const YAML::Exception& e, const std::string& name);
+
 // Parses a document; a syntax error names the file, line and column.
 YamlValue loadYamlFile(const std::string& path);
 YamlValue loadYamlText(const std::string& text, const std::string& name);

@@ -138,10 +138,20 @@ Model buildFrom(const YamlValue& root) {
 
 }  // namespace
 
-Model loadModelFile(const std::string& path) { return buildFrom(loadYamlFile(path)); }
+Model loadModelFile(const std::string& path) {
+  try {
+    return buildFrom(loadYamlFile(path));
+  } catch (const YAML::Exception& e) {
+    failOnYamlError(e, path);
+  }
+}
 
 Model loadModelText(const std::string& text, const std::string& name) {
-  return buildFrom(loadYamlText(text, name));
+  try {
+    return buildFrom(loadYamlText(text, name));
+  } catch (const YAML::Exception& e) {
+    failOnYamlError(e, name);
+  }
 }
 
 }  // namespace paraxis::graph

@@ -78,12 +78,17 @@ void Cluster::validate(const std::string& source) const {
   const auto finite = [&](double value, const std::string& key) {
     if (!std::isfinite(value)) fail(key, fmt::format("expected a finite value, found {}", value));
   };
+  // Physical ranges, wide enough for any machine: a denormal bandwidth is positive and finite
+  // but makes every time infinite.
+  const auto within = [&](double value, double low, double high, const std::string& key) {
+    if (!(value >= low && value <= high)) fail(key, fmt::format("expected a value in [{:g}, {:g}], found {:g}", low, high, value));
+  };
   if (device.peakFlops.empty()) fail("device.peak_flops", "expected at least one data type");
-  for (const auto& [dtype, value] : device.peakFlops) finite(value, "device.peak_flops." + dtype);
-  finite(device.memoryBytes, "device.memory");
-  finite(device.memoryBandwidth, "device.memory_bandwidth");
-  finite(device.callOverhead, "device.layer_overhead");
-  finite(device.channelTile, "device.channel_tile");
+  for (const auto& [dtype, value] : device.peakFlops) within(value, 1e6, 1e21, "device.peak_flops." + dtype);
+  within(device.memoryBytes, 1 << 20, 1e18, "device.memory");
+  within(device.memoryBandwidth, 1e3, 1e16, "device.memory_bandwidth");
+  within(device.callOverhead, 0, 1, "device.layer_overhead");
+  within(device.channelTile, 1, 1e6, "device.channel_tile");
   for (const auto& [dtype, value] : device.peakFlops) {
     if (!(value > 0)) fail("device.peak_flops." + dtype, fmt::format("expected > 0, found {}", value));
   }
@@ -93,8 +98,8 @@ void Cluster::validate(const std::string& source) const {
   if (!(device.channelTile >= 1)) fail("device.channel_tile", fmt::format("expected >= 1, found {}", device.channelTile));
   for (std::size_t i = 0; i < device.efficiency.size(); ++i) {
     const EfficiencyPoint& p = device.efficiency[i];
-    if (!(p.flops > 0) || !(p.efficiency > 0) || p.efficiency > 1) {
-      fail(fmt::format("device.efficiency[{}]", i), "expected flops > 0 and 0 < efficiency <= 1");
+    if (!(p.flops > 0 && p.flops <= 1e30) || !(p.efficiency >= 1e-6) || p.efficiency > 1) {
+      fail(fmt::format("device.efficiency[{}]", i), "expected 0 < flops <= 1e30 and 1e-6 <= efficiency <= 1");
     }
     if (i > 0 && !(p.flops > device.efficiency[i - 1].flops)) {
       fail(fmt::format("device.efficiency[{}]", i), "expected flops to increase along the curve");

@@ -160,10 +160,20 @@ std::string withImplementation(const std::string& yaml, const Implementation& im
   return kept + implementationSection(implementation);
 }
 
-Cluster loadClusterFile(const std::string& path) { return buildFrom(loadYamlFile(path), path); }
+Cluster loadClusterFile(const std::string& path) {
+  try {
+    return buildFrom(loadYamlFile(path), path);
+  } catch (const YAML::Exception& e) {
+    failOnYamlError(e, path);
+  }
+}
 
 Cluster loadClusterText(const std::string& text, const std::string& name) {
-  return buildFrom(loadYamlText(text, name), name);
+  try {
+    return buildFrom(loadYamlText(text, name), name);
+  } catch (const YAML::Exception& e) {
+    failOnYamlError(e, name);
+  }
 }
 
 }  // namespace paraxis::hw

@@ -126,7 +126,13 @@ void saveCheckpoint(const comm::Communicator& comm, const std::string& dir, cons
     std::error_code error;
     fs::create_directories(step, error);
     if (error) throw OutputError(fmt::format("--checkpoint: cannot create '{}': {}", step.string(), error.message()));
-    writeFileAtomically(file.string(), encode(configuration, archiveBytes(comm, s)), "--checkpoint");
+    try {
+      writeFileAtomically(file.string(), encode(configuration, archiveBytes(comm, s)), "--checkpoint");
+    } catch (...) {
+      fs::remove(step, error);  // only when empty: nothing half-made is left behind
+      fs::remove(dir, error);
+      throw;
+    }
   });
   // Every rank's file is whole before `latest` names the step.
   writeTogether(comm, [&] {

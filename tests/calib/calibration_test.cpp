@@ -224,9 +224,9 @@ TEST(MeasuredRuns, BadFilesNameTheLineAndColumn) {
   EXPECT_EQ(errorOf("strategy,grid,total\n"), ":1: the header lacks the column 'global_batch'");
   EXPECT_EQ(errorOf("# c\nstrategy,grid,global_batch,total\ndata,data=4,64\n"), ":3: 3 cells; the header has 4");
   EXPECT_EQ(errorOf("strategy,grid,global_batch,total\ndata,data=4,64,fast\n"),
-            ":2: column 'total': expected seconds per epoch > 0, found 'fast'");
+            ":2: column 'total': expected seconds per epoch in (0, 3.2e7], found 'fast'");
   EXPECT_EQ(errorOf("strategy,grid,global_batch,total\ndata,data=4,6.5,10\n"),
-            ":2: column 'global_batch': expected a positive integer, found '6.5'");
+            ":2: column 'global_batch': expected a positive integer below 2^31, found '6.5'");
   EXPECT_EQ(errorOf("strategy,grid,global_batch,total\nsample,data=4,64,10\n").substr(0, 44),
             ":2: column 'strategy': unknown strategy 'sam");
   EXPECT_NE(errorOf("strategy,grid,global_batch,total\ndata,data=four,64,10\n").find(":2: column 'grid': grid 'data=four'"),
