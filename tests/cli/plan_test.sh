@@ -7,7 +7,7 @@ expect_error "layer 'conv1' .conv.: 64 output channels cannot be split over 128 
 expect_error "global batch 100 does not divide over 64 data-parallel groups" plan --strategies data --gpus 64 --global-batch 100
 expect_error "--gpus 8192: cluster 'abci' has 4352 devices" plan --strategies data --gpus 8192
 expect_error "--gpus 100000000: cluster 'abci' has 4352 devices" plan --gpus 100000000 --per-layer
-expect_error "--gpus 8..1024: cluster 'local' has [0-9]+ devices \(try --gpus 1..[0-9]+\)" plan --cluster local --gpus 8..1024
+expect_error "--gpus 8..1024: cluster 'local-4' has 4 devices \(try --gpus 1..4\)" plan --cluster "$data/local_4.yaml" --gpus 8..1024
 expect_error "--gpus: expected a count" plan --gpus lots
 expect_error "--epochs-at: expected BATCH=EPOCHS" plan --epochs-at 90
 expect_error "needs --sample-seconds" plan --model-variant paradl

@@ -48,7 +48,8 @@ fi
 per_layer_plan() {
   local name=$1 file=$2 ranks=$3 pattern=$4; shift 4
   local out=
-  if "$paraxis" plan "$@" --gpus "$ranks" --global-batch 1 --per-layer --cluster local --emit "$file" >/dev/null &&
+  if "$paraxis" plan "$@" --gpus "$ranks" --global-batch 1 --per-layer --cluster "$(dirname "$0")/../data/local_4.yaml" \
+       --emit "$file" >/dev/null &&
      python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["name"] == "per-layer" and len(s["layers"]) > 10, s' "$file" &&
      out=$("${mpirun[@]}" -np "$ranks" "$paraxis" train "$@" --plan "$file" --iterations 4 --synthetic-samples 16 --threads 1) &&
      grep -q "$pattern" <<<"$out"; then
