@@ -3,6 +3,7 @@
 // naming the file, key or rank at fault), 3 an internal error (a bug).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,15 +18,17 @@
 namespace {
 
 constexpr int kOutputError = 1;
-bool gDebug = false;  // the knob `debug`, once the knobs are read
-
-// A user error is one line, whatever text it quotes.
-std::string oneLine(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
 constexpr int kUserError = 2;
 constexpr int kInternalError = 3;
+bool gDebug = false;  // the knob `debug`, once the knobs are read
+
+// A user error is one line, whatever text it quotes, written with one call: the ranks of a
+// job print theirs at the same moment, and separate writes interleave into garbled lines.
+void printLine(const std::string& prefix, std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  const std::string line = "paraxis: " + prefix + text + "\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
+}
 
 int run(int argc, char** argv) {
   using namespace paraxis;
@@ -49,7 +52,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << fmt::format("paraxis: {} (see 'paraxis --help')\n", e.what());
+    printLine("", fmt::format("{} (see 'paraxis --help')", e.what()));
     return kUserError;
   }
   return 0;
@@ -64,21 +67,23 @@ int main(int argc, char** argv) {
     return rc;
   } catch (const paraxis::CommError& e) {
     // A peer failed or disagreed: MPI_Finalize could wait for it forever, so leave now.
-    std::cerr << "paraxis: " << oneLine(e.what()) << std::endl;
+    printLine("", e.what());
     std::_Exit(kUserError);
   } catch (const paraxis::OutputError& e) {
-    std::cerr << "paraxis: " << oneLine(e.what()) << '\n';
+    printLine("", e.what());
     return kOutputError;
   } catch (const paraxis::Error& e) {
-    std::cerr << "paraxis: " << oneLine(e.what()) << '\n';
+    printLine("", e.what());
     return kUserError;
   } catch (const std::exception& e) {
     // LibTorch's messages carry a 20-30 line trace: one line unless asked for it.
     const std::string what = e.what();
     const std::size_t newline = what.find('\n');
-    std::cerr << "paraxis: internal error: "
-              << (gDebug || newline == std::string::npos ? what : what.substr(0, newline) + " (PARAXIS_DEBUG=1 for the trace)")
-              << '\n';
+    if (gDebug && newline != std::string::npos) {
+      std::cerr << "paraxis: internal error: " << what << std::endl;
+    } else {
+      printLine("internal error: ", newline == std::string::npos ? what : what.substr(0, newline) + " (PARAXIS_DEBUG=1 for the trace)");
+    }
     return kInternalError;
   }
 }

@@ -22,7 +22,7 @@ void checkMpi(int rc, const char* what) {
   throw CommError(fmt::format("{}: {}", what, std::string(text, length)));
 }
 
-std::shared_ptr<MpiRuntime> MpiRuntime::acquire(int* argc, char*** argv) {
+std::shared_ptr<MpiRuntime> MpiRuntime::acquire(int* argc, char*** argv, double deadlineSeconds) {
   // MPI can be initialised once per process; the weak pointer lets the runtime finalise
   // when its last user goes while keeping later acquire() calls cheap.
   static std::weak_ptr<MpiRuntime> current;
@@ -34,7 +34,9 @@ std::shared_ptr<MpiRuntime> MpiRuntime::acquire(int* argc, char*** argv) {
     int finalised = 0;
     MPI_Finalized(&finalised);
     if (finalised != 0) throw CommError("MPI was already finalised in this process");
-    checkMpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &runtime->provided_), "MPI_Init_thread");
+    runtime->setDeadline(deadlineSeconds);
+    runtime->blocking("MPI_Init_thread",
+                      [&] { return MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &runtime->provided_); });
     runtime->initialisedHere_ = true;
   } else {
     checkMpi(MPI_Query_thread(&runtime->provided_), "MPI_Query_thread");
@@ -50,14 +52,19 @@ MpiRuntime::~MpiRuntime() {
 }
 
 void MpiRuntime::blocking(const char* what, const std::function<int()>& call) const {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
   int rank = 0;
   int size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size == 1) {
-    checkMpi(call(), what);
-    return;
+  if (initialised != 0) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size == 1) {
+      checkMpi(call(), what);
+      return;
+    }
   }
+  const std::string who = initialised != 0 ? fmt::format("rank {} of {}", rank, size) : "a starting rank";
   std::mutex mutex;
   std::condition_variable returned;
   bool done = false;
@@ -67,8 +74,8 @@ void MpiRuntime::blocking(const char* what, const std::function<int()>& call) co
     std::unique_lock lock(mutex);
     if (returned.wait_for(lock, std::chrono::duration<double>(deadlineSeconds_), [&] { return done; })) return;
     const std::string line = fmt::format(
-        "paraxis: rank {} of {}: {}: the other ranks did not join within the {:g} s deadline (knob comm_deadline); "
-        "ending the job\n", rank, size, what, deadlineSeconds_);
+        "paraxis: {}: {}: the other ranks did not join within the {:g} s deadline (knob comm_deadline); "
+        "ending the job\n", who, what, deadlineSeconds_);
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
     std::_Exit(2);
   });
