@@ -67,8 +67,8 @@ void agreeAcrossRanks(const comm::Communicator& comm, const RunConfiguration& co
     mine = "the options differ from rank 0's in their order";
   }
   if (const auto first = comm::firstFailure(comm, mine)) {
-    throw ConfigError(fmt::format("ranks disagree on the run's configuration: rank {}: {} (every rank must be started "
-                                  "with the same options and PARAXIS_* variables)", first->rank, first->text));
+    throw ConfigError(fmt::format("ranks disagree on the run's configuration: {} (every rank must be started with the "
+                                  "same options and PARAXIS_* variables)", comm::describe(comm, *first)));
   }
 }
 

@@ -18,6 +18,10 @@ std::optional<RankMessage> firstFailure(const Communicator& comm, const std::str
   return RankMessage{root, broadcastText(comm, comm.rank() == root ? mine.substr(0, 1000) : std::string(), root)};
 }
 
+std::string describe(const Communicator& comm, const RankMessage& m) {
+  return comm.size() > 1 ? "rank " + std::to_string(m.rank) + ": " + m.text : m.text;
+}
+
 std::string broadcastText(const Communicator& comm, const std::string& text, int root) {
   constexpr std::size_t kLimit = 64 * 1024;
   std::uint64_t length = std::min(text.size(), kLimit);

@@ -18,6 +18,9 @@ struct RankMessage {
 // rank's non-empty message (cut to 1000 bytes), or none when every rank is fine.
 std::optional<RankMessage> firstFailure(const Communicator& comm, const std::string& mine);
 
+// "rank R: text", or the text alone on a one-rank communicator.
+std::string describe(const Communicator& comm, const RankMessage& message);
+
 // Collective. The text rank `root` holds, on every rank (cut to 64 KiB).
 std::string broadcastText(const Communicator& comm, const std::string& text, int root);
 

@@ -87,10 +87,6 @@ std::string readWhole(const fs::path& file, std::string& bytes) {
   return "";
 }
 
-std::string ranked(const comm::Communicator& comm, const comm::RankMessage& m) {
-  return comm.size() > 1 ? fmt::format("rank {}: {}", m.rank, m.text) : m.text;
-}
-
 // Runs `write` on every rank; when any rank fails, every rank throws the first failure.
 void writeTogether(const comm::Communicator& comm, const std::function<void()>& write) {
   std::string failure;
@@ -99,7 +95,7 @@ void writeTogether(const comm::Communicator& comm, const std::function<void()>& 
   } catch (const std::exception& e) {  // OutputError, a file-system error, LibTorch's serialiser
     failure = e.what();
   }
-  if (const auto first = comm::firstFailure(comm, failure)) throw OutputError(ranked(comm, *first));
+  if (const auto first = comm::firstFailure(comm, failure)) throw OutputError(comm::describe(comm, *first));
 }
 
 std::string archiveBytes(const comm::Communicator& comm, const TrainingState& s) {
@@ -215,9 +211,9 @@ std::int64_t loadCheckpoint(const comm::Communicator& comm, const std::string& d
     Decoded decoded;
     const std::string mine = loadStep(comm, step / fmt::format("rank-{}.pt", comm.rank()), s, decoded);
     if (const auto failure = comm::firstFailure(comm, mine)) {
-      if (newestProblem.empty()) newestProblem = ranked(comm, *failure);
+      if (newestProblem.empty()) newestProblem = comm::describe(comm, *failure);
       if (comm.rank() == 0) {
-        progress << fmt::format("paraxis: checkpoint {} is unusable ({}); {}\n", step.string(), ranked(comm, *failure),
+        progress << fmt::format("paraxis: checkpoint {} is unusable ({}); {}\n", step.string(), comm::describe(comm, *failure),
                                 i + 1 < steps.size() ? fmt::format("falling back to step-{}", steps[i + 1])
                                                      : std::string("no older step"));
       }

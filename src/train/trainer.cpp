@@ -308,12 +308,13 @@ class Trainer {
   // the iteration, the loss and the first parameter whose gradient or value is not finite;
   // with skipNonFinite the step's updates were skipped instead and training goes on.
   void stopIfDiverged(double loss) {
-    double bad = std::isfinite(loss) ? 0 : 1;
-    comm::allreduce(comm_, &bad, &bad, 1, comm::DataType::kF64, {.op = comm::ReduceOp::kMax});
-    if (bad == 0 || o_.skipNonFinite) return;
-    const auto first = comm::firstFailure(comm_, std::isfinite(loss) ? "" : fmt::format("loss {}{}", std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf", firstNonFinite()));
-    throw Error(fmt::format("training diverged at iteration {}: {}{}; lower --lr, or --skip-nonfinite to skip such steps",
-                            done_ + 1, comm_.size() > 1 ? fmt::format("rank {}: ", first->rank) : "", first->text));
+    if (o_.skipNonFinite) return;
+    const std::string mine =
+        std::isfinite(loss) ? "" : fmt::format("loss {}{}", std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf", firstNonFinite());
+    if (const auto first = comm::firstFailure(comm_, mine)) {  // one 8-byte allreduce while all is well
+      throw Error(fmt::format("training diverged at iteration {}: {}; lower --lr, or --skip-nonfinite to skip such steps",
+                              done_ + 1, comm::describe(comm_, *first)));
+    }
   }
 
   std::string firstNonFinite() {

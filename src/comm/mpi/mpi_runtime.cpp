@@ -26,7 +26,10 @@ std::shared_ptr<MpiRuntime> MpiRuntime::acquire(int* argc, char*** argv, double 
   // MPI can be initialised once per process; the weak pointer lets the runtime finalise
   // when its last user goes while keeping later acquire() calls cheap.
   static std::weak_ptr<MpiRuntime> current;
-  if (auto existing = current.lock()) return existing;
+  if (auto existing = current.lock()) {
+    existing->setDeadline(deadlineSeconds);
+    return existing;
+  }
   std::shared_ptr<MpiRuntime> runtime(new MpiRuntime());
   int initialised = 0;
   checkMpi(MPI_Initialized(&initialised), "MPI_Initialized");
@@ -79,12 +82,7 @@ void MpiRuntime::blocking(const char* what, const std::function<int()>& call) co
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, line.data(), line.size());
     std::_Exit(2);
   });
-  int rc = MPI_SUCCESS;
-  try {
-    rc = call();
-  } catch (...) {
-    rc = MPI_ERR_OTHER;
-  }
+  const int rc = call();  // MPI's C functions return codes; they do not throw
   {
     std::lock_guard lock(mutex);
     done = true;

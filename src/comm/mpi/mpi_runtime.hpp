@@ -24,7 +24,8 @@ namespace paraxis::comm::mpi {
 class MpiRuntime : public std::enable_shared_from_this<MpiRuntime> {
  public:
   // Initialises MPI on first use (under the watchdog: a rank that never starts must not hang
-  // the others in MPI_Init); later calls return the same runtime.
+  // the others in MPI_Init); later calls return the same runtime. Either way the blocking
+  // calls below use `deadlineSeconds` from now on (the world communicator's).
   static std::shared_ptr<MpiRuntime> acquire(int* argc, char*** argv, double deadlineSeconds);
   ~MpiRuntime();
   MpiRuntime(const MpiRuntime&) = delete;

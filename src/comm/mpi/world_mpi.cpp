@@ -7,7 +7,6 @@ namespace paraxis::comm {
 
 World openWorld(int* argc, char*** argv, CommunicatorOptions options) {
   auto runtime = mpi::MpiRuntime::acquire(argc, argv, options.deadlineSeconds);
-  runtime->setDeadline(options.deadlineSeconds);
   return World{Communicator(runtime->world(), options), runtime};
 }
 
