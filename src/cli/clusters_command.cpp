@@ -24,7 +24,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   json levels = json::array();
   for (const auto& l : c.levels) {
     levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
-                      {"bandwidth_bytes_per_s", l.bandwidth()}, {"ranks", l.ranks},
+                      {"bandwidth_bytes_per_s", l.bandwidth()}, {"ranks", l.ranks}, {"links", l.links},
+                      {"injection_bandwidth_bytes_per_s", l.injectionBandwidth()},
                       {"oversubscription", l.oversubscription}});
   }
   return {{"name", c.name},
@@ -67,13 +68,18 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   table.addColumn("alpha", Table::Align::kRight);
   table.addColumn("bandwidth", Table::Align::kRight);
   table.addColumn("beta (s/B)", Table::Align::kRight);
+  table.addColumn("links in", Table::Align::kRight);
+  table.addColumn("injection", Table::Align::kRight);
   table.addColumn("oversubscription", Table::Align::kRight);
   for (const auto& l : c.levels) {
     table.addRow({l.name, units::formatCount(static_cast<double>(l.ranks)), units::formatSeconds(l.alpha),
                   units::formatRate(l.bandwidth()), fmt::format("{:.3g}", l.beta),
+                  units::formatCount(static_cast<double>(l.links)), units::formatRate(l.injectionBandwidth()),
                   fmt::format("{:g}:1", l.oversubscription)});
   }
   table.print(out);
+  out << "bandwidth and beta are one link's; injection: what one unit of the level below (a device, a node, a\n"
+         "rack) sends into the level at once over its links. One flow runs on one link.\n";
   const hw::Implementation& im = c.implementation;
   if (!im.isIdentity()) {
     out << fmt::format("\nimplementation factors (predicted time of that kind x factor){}:\n",

@@ -219,7 +219,11 @@ void run(const Options& o, Context& context) {
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& e : estimates) rows.push_back(plan::estimateJson(e));
-    printJson({{"model", model.name()}, {"cluster", cluster.name}, {"estimates", rows}}, context);
+    printJson({{"model", model.name()},
+               {"cluster", cluster.name},
+               {"dataset", {{"name", in.dataset}, {"samples", in.datasetSamples}}},
+               {"estimates", rows}},
+              context);
   } else if (o.csv) {
     printPlanCsv(estimates, context.out);
   } else {

@@ -18,9 +18,10 @@ plan::PlanInputs planInputs(const graph::Model& model, const hw::Cluster& cluste
   in.cluster = &cluster;
   in.dtype = dtype;
   cluster.device.peak(dtype);  // fails with the dtypes the device has
-  const plan::Recipe recipe = plan::defaultRecipe(model.name());
+  const plan::Recipe recipe = plan::recipeFor(model);
   in.statistics = recipe.statistics;
   in.datasetSamples = datasetSize > 0 ? datasetSize : recipe.samples;
+  in.dataset = datasetSize > 0 ? "--dataset-size" : recipe.dataset;
   return in;
 }
 

@@ -26,8 +26,8 @@ std::string duration(double seconds) {
 
 void printPlanTable(const graph::Model& model, const hw::Cluster& cluster, const plan::PlanInputs& in,
                     const std::vector<plan::Estimate>& estimates, std::ostream& out) {
-  out << fmt::format("{} on {} ({}), {} samples per epoch; times per iteration in ms\n", model.name(), cluster.name,
-                     cluster.device.name, units::formatCount(in.datasetSamples));
+  out << fmt::format("{} on {} ({}), {} samples per epoch ({}); times per iteration in ms\n", model.name(),
+                     cluster.name, cluster.device.name, units::formatCount(in.datasetSamples), in.dataset);
   if (!cluster.implementation.isIdentity()) {
     out << fmt::format("with the cluster's implementation factors ({})\n",
                        cluster.implementation.source.empty() ? "no source given" : cluster.implementation.source);

@@ -14,7 +14,8 @@ GroupLink groupLink(const hw::Cluster& cluster, const Placement& group, Congesti
   for (int l = 0; l <= out.level; ++l) {
     const hw::NetworkLevel& level = cluster.levels[l];
     const std::int64_t unitBelow = l == 0 ? 1 : cluster.levels[l - 1].ranks;
-    double beta = level.beta * static_cast<double>(std::min(group.stride, unitBelow));
+    const double flows = static_cast<double>(std::min(group.stride, unitBelow));
+    double beta = level.beta * std::max(1.0, flows / static_cast<double>(level.links));
     if (congestion != Congestion::kOptimistic && l > 0) {
       beta *= level.oversubscription * level.contention;
       if (congestion == Congestion::kCongested) beta *= 2;

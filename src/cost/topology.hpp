@@ -4,9 +4,11 @@
 // A group is `size` ranks spaced `stride` apart (rank r0, r0+stride, ...); every group of the
 // job runs at once (all data-parallel rings of a hybrid, say). A ring over the group costs
 // its slowest pair: α of the outermost level it spans, and the largest β among the levels it
-// crosses, where each level's β is multiplied by the flows that share one unit's uplink
-// (min(stride, ranks of the unit below): four data-parallel rings leave a 4-GPU node through
-// one NIC), by the level's oversubscription and by its contention (COST-MODELS.md section 3).
+// crosses, where each level's β (of one link) is multiplied by the flows that share one link
+// out of a unit: min(stride, ranks of the unit below) flows over the unit's `links` (four
+// data-parallel rings leave a 4-GPU node with two NICs two to a NIC; eight leave an H200 node
+// with eight NICs one to each), and by the level's oversubscription and its contention
+// (COST-MODELS.md section 3).
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -19,9 +19,19 @@ struct ModelTotals {
   std::int64_t activationBytes = 0;  // per sample, every layer's output including the input
 };
 
+// The data set a model file names (its `dataset:` key): what `plan` prices an epoch and a
+// training run with, instead of the zoo family's (ImageNet-1k for a name it does not know).
+struct DatasetSpec {
+  std::string name;
+  double samples = 0;  // per epoch; 0: the file names no data set
+  double epochs = 0;   // epochs to the target accuracy; 0: the family's curve
+  double atBatch = 0;  // the global batch those epochs hold at; 0: any batch up to the critical one
+};
+
 class Model {
  public:
   const std::string& name() const { return name_; }
+  const DatasetSpec& dataset() const { return dataset_; }
   const TensorShape& inputShape() const { return layers_.front().output; }
   int bytesPerElement() const { return bytesPerElement_; }
   const std::vector<Layer>& layers() const { return layers_; }
@@ -37,6 +47,7 @@ class Model {
  private:
   friend class ModelBuilder;
   std::string name_;
+  DatasetSpec dataset_;
   int bytesPerElement_ = 4;
   std::vector<Layer> layers_;
   ModelTotals totals_;  // summed once the builder is done: a Model never changes after
@@ -68,6 +79,8 @@ class ModelBuilder {
   int dropout(std::string name, int x, double probability = 0.5);
   int softmaxLoss(std::string name, int x);
   int mseLoss(std::string name, int x);
+
+  void setDataset(DatasetSpec dataset) { model_.dataset_ = std::move(dataset); }
 
   Model build() &&;
 

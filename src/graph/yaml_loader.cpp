@@ -101,10 +101,33 @@ TensorShape readInput(const YamlValue& v) {
   return shape;
 }
 
+// dataset: {name: ..., samples: N, epochs: E, at_batch: B}; samples required, epochs and
+// at_batch optional (at_batch only with epochs).
+DatasetSpec readDataset(const YamlValue& v) {
+  if (!v.isMap()) v.fail("expected a mapping such as {name: my volumes, samples: 10000, epochs: 50, at_batch: 256}");
+  v.requireKeys({"name", "samples", "epochs", "at_batch"});
+  DatasetSpec d;
+  d.name = v.text("name", "the model file's data set");
+  const auto inRange = [&](const char* key, double low, double high) {
+    const YamlValue field = v.at(key);
+    const double x = field.number();
+    if (!(x >= low && x <= high)) field.fail(fmt::format("expected a number in [{:g}, {:g}], found {}", low, high, field.text()));
+    return x;
+  };
+  d.samples = inRange("samples", 1, 1e15);
+  if (v.has("epochs")) d.epochs = inRange("epochs", 1e-3, 1e6);
+  if (v.has("at_batch")) {
+    if (!v.has("epochs")) v.at("at_batch").fail("at_batch anchors 'epochs': give both");
+    d.atBatch = inRange("at_batch", 1, 1e12);
+  }
+  return d;
+}
+
 Model buildFrom(const YamlValue& root) {
-  root.requireKeys({"name", "input", "bytes_per_element", "layers"});
+  root.requireKeys({"name", "input", "bytes_per_element", "dataset", "layers"});
   ModelBuilder builder(root.at("name").text(), readInput(root.at("input")),
                        static_cast<int>(root.integer("bytes_per_element", 4, 1)));
+  if (auto dataset = root.find("dataset")) builder.setDataset(readDataset(*dataset));
   std::map<std::string, int> byName{{"input", 0}};
   int previous = 0;
   const std::vector<YamlValue> layers = root.at("layers").items();

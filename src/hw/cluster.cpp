@@ -122,6 +122,7 @@ void Cluster::validate(const std::string& source) const {
     finite(level.oversubscription, key + " oversubscription");
     finite(level.contention, key + " contention");
     if (level.oversubscription < 1) fail(key, "oversubscription must be >= 1");
+    if (level.links < 1 || level.links > 1'000'000) fail(key, fmt::format("links must be in [1, 1000000], found {}", level.links));
     if (level.contention < 1) fail(key, "contention must be >= 1");
     if (i > 0 && (level.ranks <= levels[i - 1].ranks || level.ranks % levels[i - 1].ranks != 0)) {
       fail(key, fmt::format("spans {} ranks; expected a multiple of the previous level's {}",

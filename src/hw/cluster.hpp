@@ -46,12 +46,18 @@ struct Device {
 struct NetworkLevel {
   std::string name;
   double alpha = 0;             // seconds per message
-  double beta = 0;              // seconds per byte (1 / bandwidth)
+  double beta = 0;              // seconds per byte on one link (1 / the link's bandwidth)
   std::int64_t ranks = 1;       // consecutive ranks inside one unit of this level
+  // Links from each unit of the level below into this one: at the first level beyond the node,
+  // the node's NICs (8 x 400 Gbit/s per HGX H200 node); at a spine, the leaf's uplinks. One
+  // flow (a ring's traffic out of a unit) runs on one link; flows beyond `links` share them.
+  std::int64_t links = 1;
   double oversubscription = 1;  // >1: traffic leaving a unit shares fewer links (ABCI 3:1)
   double contention = 1;        // >1: other jobs' traffic; multiplies beta in the expected case
 
-  double bandwidth() const { return 1.0 / beta; }
+  double bandwidth() const { return 1.0 / beta; }  // one link
+  // What a unit of the level below can send into this level at once: links x bandwidth.
+  double injectionBandwidth() const { return static_cast<double>(links) / beta; }
 };
 
 // How far the software that ran on this machine fell short of the hardware model: each factor

@@ -53,7 +53,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
 }
 
 NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int64_t total) {
-  v.requireKeys({"name", "alpha", "bandwidth", "beta", "ranks", "oversubscription", "contention"});
+  v.requireKeys({"name", "alpha", "bandwidth", "beta", "ranks", "links", "oversubscription", "contention"});
   NetworkLevel level;
   level.name = v.at("name").text();
   level.alpha = v.at("alpha").quantity(Quantity::kSeconds);
@@ -65,6 +65,7 @@ NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int
   const std::string spec = ranks.isScalar() ? ranks.text() : "";
   // "node" and "all" keep presets valid when devices_per_node or nodes change.
   level.ranks = spec == "node" ? devicesPerNode : spec == "all" ? total : ranks.integer(1);
+  if (auto links = v.find("links")) level.links = links->integer(1);
   level.oversubscription = v.number("oversubscription", 1.0);
   level.contention = v.number("contention", 1.0);
   return level;
@@ -137,8 +138,8 @@ std::string clusterYaml(const Cluster& c) {
   }
   y += fmt::format("devices_per_node: {}\nnodes: {}\nnetwork:\n", c.devicesPerNode, c.nodes);
   for (const NetworkLevel& l : c.levels) {
-    y += fmt::format("  - {{name: {}, alpha: {:.17g}, beta: {:.17g}, ranks: {}, oversubscription: {:.17g}, contention: {:.17g}}}\n",
-                     quoted(l.name), l.alpha, l.beta, l.ranks, l.oversubscription, l.contention);
+    y += fmt::format("  - {{name: {}, alpha: {:.17g}, beta: {:.17g}, ranks: {}, links: {}, oversubscription: {:.17g}, contention: {:.17g}}}\n",
+                     quoted(l.name), l.alpha, l.beta, l.ranks, l.links, l.oversubscription, l.contention);
   }
   return c.implementation.isIdentity() ? y : y + implementationSection(c.implementation);
 }

@@ -21,11 +21,12 @@ namespace {
 const char* const kAbci = R"(name: abci
 description: ABCI (AIST), ParaDL's system; 4x V100-SXM2-16GB per node, NVLink, InfiniBand EDR fat tree
 # ParaDL (HPDC 2021) paper and code: NVLink 50 GB/s inside a node, GPU-to-GPU start-up ~20 us;
-# EDR 12.5 GB/s per node; full bisection inside a rack of 17 nodes, 1:3 between racks;
+# EDR 12.5 GB/s per link (ABCI's nodes have two EDR HCAs; ParaDL's model uses one); full bisection inside a rack of 17 nodes, 1:3 between racks;
 # latencies leaf 90 ns, spine 400 ns, PLX 110 ns; 1088 nodes. A message between GPUs of two
 # nodes crosses GPU -> PLX -> NIC twice: ParaDL's analysis code puts that path at
 # 2 x (15 us + 110 ns) plus the switches, 30.31 us in a rack, 30.98 us across the spine (a
 # switch's 500 ns alone would make it faster than NVLink's 20 us start-up).
+# A rack reaches the spine over its 17 nodes x 2 links (34), oversubscribed 3:1.
 device:
   name: Tesla V100-SXM2-16GB
   peak_flops: {fp64: 7.8 TFLOP/s, fp32: 15.7 TFLOP/s, fp16: 125 TFLOP/s}
@@ -37,8 +38,8 @@ devices_per_node: 4
 nodes: 1088
 network:
   - {name: nvlink, alpha: 20 us, bandwidth: 50 GB/s, ranks: node}
-  - {name: rack, alpha: 30.31 us, bandwidth: 12.5 GB/s, ranks: 68}
-  - {name: spine, alpha: 30.98 us, bandwidth: 12.5 GB/s, ranks: all, oversubscription: 3}
+  - {name: rack, alpha: 30.31 us, bandwidth: 12.5 GB/s, links: 2, ranks: 68}
+  - {name: spine, alpha: 30.98 us, bandwidth: 12.5 GB/s, links: 34, ranks: all, oversubscription: 3}
 )";
 
 const char* const kSummit = R"(name: summit
@@ -57,8 +58,8 @@ nodes: 4608
 network:
   - {name: socket-nvlink, alpha: 10 us, bandwidth: 50 GB/s, ranks: 3}
   - {name: xbus, alpha: 12 us, bandwidth: 32 GB/s, ranks: node}
-  - {name: leaf, alpha: 1 us, bandwidth: 25 GB/s, ranks: 108}
-  - {name: spine, alpha: 1.5 us, bandwidth: 25 GB/s, ranks: all}
+  - {name: leaf, alpha: 1 us, bandwidth: 12.5 GB/s, links: 2, ranks: 108}
+  - {name: spine, alpha: 1.5 us, bandwidth: 12.5 GB/s, links: 36, ranks: all}
 )";
 
 const char* const kDgx1 = R"(name: dgx1-v100
@@ -76,8 +77,8 @@ devices_per_node: 8
 nodes: 32
 network:
   - {name: nvlink, alpha: 10 us, bandwidth: 50 GB/s, ranks: node}
-  - {name: leaf, alpha: 1 us, bandwidth: 50 GB/s, ranks: 128}
-  - {name: spine, alpha: 1.5 us, bandwidth: 50 GB/s, ranks: all}
+  - {name: leaf, alpha: 1 us, bandwidth: 12.5 GB/s, links: 4, ranks: 128}
+  - {name: spine, alpha: 1.5 us, bandwidth: 12.5 GB/s, links: 64, ranks: all}
 )";
 
 const char* const kDgxA100 = R"(name: dgx-a100
@@ -95,8 +96,8 @@ devices_per_node: 8
 nodes: 140
 network:
   - {name: nvswitch, alpha: 8 us, bandwidth: 300 GB/s, ranks: node}
-  - {name: leaf, alpha: 2 us, bandwidth: 200 GB/s, ranks: 160}
-  - {name: spine, alpha: 3 us, bandwidth: 200 GB/s, ranks: all}
+  - {name: leaf, alpha: 2 us, bandwidth: 25 GB/s, links: 8, ranks: 160}
+  - {name: spine, alpha: 3 us, bandwidth: 25 GB/s, links: 160, ranks: all}
 )";
 
 // H200: 141 GB HBM3e at 4.8 TB/s, NVLink 4 through NVSwitch at 900 GB/s per GPU bidirectional,
@@ -123,8 +124,8 @@ description: 128 HGX H200 nodes (1024 GPUs); NVSwitch inside a node, 8x 400 Gb/s
 )") + kH200Device + R"(nodes: 128
 network:
   - {name: nvswitch, alpha: 5 us, bandwidth: 450 GB/s, ranks: node}
-  - {name: leaf, alpha: 2 us, bandwidth: 400 GB/s, ranks: 256}
-  - {name: spine, alpha: 3 us, bandwidth: 400 GB/s, ranks: all}
+  - {name: leaf, alpha: 2 us, bandwidth: 400 Gbit/s, links: 8, ranks: 256}
+  - {name: spine, alpha: 3 us, bandwidth: 400 Gbit/s, links: 256, ranks: all}
 )";
 
 const char* const kLocal = R"(name: local

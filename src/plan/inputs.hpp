@@ -19,6 +19,7 @@ struct PlanInputs {
   cost::Congestion congestion = cost::Congestion::kExpected;
   StatisticalModel statistics;                // epochs to target versus global batch
   double datasetSamples = 0;                  // samples per epoch
+  std::string dataset;                        // its name, for reports
 };
 
 }  // namespace paraxis::plan

@@ -47,6 +47,18 @@ Recipe defaultRecipe(const std::string& name) {
   return {"ImageNet-1k", 1281167, {90, 8192, 0.5, {}}};
 }
 
+Recipe recipeFor(const graph::Model& model) {
+  Recipe recipe = defaultRecipe(model.name());
+  const graph::DatasetSpec& d = model.dataset();
+  if (d.samples <= 0) return recipe;
+  recipe.dataset = d.name;
+  recipe.samples = d.samples;
+  if (d.epochs <= 0) return recipe;
+  // Without a batch, the epochs hold on the flat part of the curve, where batch 1 lies.
+  recipe.statistics.anchor(d.atBatch > 0 ? d.atBatch : 1.0, d.epochs);
+  return recipe;
+}
+
 std::pair<double, double> parseEpochsAt(const std::string& text) {
   const auto eq = text.find('=');
   try {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "graph/model.hpp"
+
 namespace paraxis::plan {
 
 struct StatisticalModel {
@@ -28,6 +30,9 @@ struct Recipe {
 };
 
 Recipe defaultRecipe(const std::string& modelName);
+// The data set the model file names (graph::DatasetSpec), else defaultRecipe(model.name()):
+// its samples, and the family's curve with its epochs anchored where the file says.
+Recipe recipeFor(const graph::Model& model);
 
 // "8192=90" -> (8192, 90); throws ConfigError naming the option.
 std::pair<double, double> parseEpochsAt(const std::string& text);

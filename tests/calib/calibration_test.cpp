@@ -148,7 +148,7 @@ TEST_F(Fit, RecoversTheFactorsThatMadeTheRuns) {
                         shaped("data+filter", "data=64xfilter=4", 4096), shaped("filter", "filter=16", 32),
                         shaped("data", "data=64", 4096)});
   const calib::ImplementationFit fit = calib::fitImplementation(in, runs);
-  EXPECT_GT(fit.errorBefore, 0.3);
+  EXPECT_GT(fit.errorBefore, 0.2);  // the factors matter: a fit that returned 1s would fail below
   EXPECT_LT(fit.errorAfter, 0.01);
   const hw::Implementation& got = fit.implementation;
   EXPECT_NEAR(got.spatialCompute / truth.spatialCompute, 1, 0.02);

@@ -11,6 +11,7 @@ PARAXIS_COMM_DEADLINE=1e-6 expect_error "PARAXIS_COMM_DEADLINE: expected a value
 PARAXIS_JSON_INDENT=100000000 expect_error "PARAXIS_JSON_INDENT: expected a value in \[-1, 16\]" models --json
 expect_ok "abci .* 4,352" clusters
 expect_ok "spine .* 3:1" clusters show abci
+expect_ok "leaf +256 +2 us +50 GB/s +2e-11 +8 +400 GB/s" clusters show h200-pod
 expect_ok "json_indent" config
 expect_json clusters show summit --json
 expect_json config --json

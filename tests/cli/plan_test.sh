@@ -23,6 +23,19 @@ expect_ok "data\+filter\+spatial +data=8xfilter=2xh=2 +32 " plan --model cosmofl
 expect_error "grid 'data=8xq=2': cannot read 'q=2'" plan --grid data=8xq=2
 expect_error "filter on 128 GPUs: layer 'conv1' .conv.: 64 output channels cannot be split over 128 ranks .filter=128." plan --grid filter=128 --global-batch 128
 expect_error "--grid: give either --grid or --strategies" plan --grid data=8 --strategies data
+# A model file that names its data set: an epoch of its 2,000 samples, 40 epochs at batch 64.
+expect_ok "2,000 samples per epoch \(cosmology volumes\)" plan --model "$data/volumes.yaml" --cluster "$data/local_4.yaml" --gpus 2 --global-batch 64 --strategies data
+if "$paraxis" plan --model "$data/volumes.yaml" --cluster "$data/local_4.yaml" --gpus 2 --global-batch 64 --strategies data --json |
+   /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); e=d["estimates"][0]
+assert d["dataset"] == {"name": "cosmology volumes", "samples": 2000}, d["dataset"]
+assert e["epochs"] == 40 and e["iterations_per_epoch"] == 32, (e["epochs"], e["iterations_per_epoch"])'; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: the model file's data set did not price the epochs"; failures=$((failures + 1))
+fi
+printf 'name: x\ninput: {channels: 1, size: [8, 8]}\ndataset: {samples: 10, at_batch: 4}\nlayers:\n  - {kind: fc, outputs: 2}\n' >/tmp/paraxis-dataset.$$.yaml
+expect_error "dataset.at_batch: at_batch anchors 'epochs': give both" plan --model /tmp/paraxis-dataset.$$.yaml
+rm -f /tmp/paraxis-dataset.$$.yaml
 emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
 expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv
 if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["grid"]["data"] >= 1' "$emitted"; then

@@ -21,12 +21,27 @@ TEST(Topology, SlowestPairSharedFlowsAndOversubscription) {
   g = groupLink(abci, {8, 1}, Congestion::kExpected);
   EXPECT_EQ(g.level, 1);
   EXPECT_DOUBLE_EQ(g.link.beta, ib);
-  // One rank per node: the node's 4 rings share its link.
-  EXPECT_DOUBLE_EQ(groupLink(abci, {8, 4}, Congestion::kExpected).link.beta, 4 * ib);
+  // One rank per node: the node's 4 rings share its 2 links, two flows to a link.
+  EXPECT_DOUBLE_EQ(groupLink(abci, {8, 4}, Congestion::kExpected).link.beta, 2 * ib);
+  EXPECT_DOUBLE_EQ(groupLink(abci, {8, 2}, Congestion::kExpected).link.beta, ib);
   // Across racks: 3:1 oversubscription, doubled contention when congested, none when optimistic.
   EXPECT_DOUBLE_EQ(groupLink(abci, {100, 1}, Congestion::kExpected).link.beta, 3 * ib);
   EXPECT_DOUBLE_EQ(groupLink(abci, {100, 1}, Congestion::kCongested).link.beta, 6 * ib);
   EXPECT_DOUBLE_EQ(groupLink(abci, {100, 1}, Congestion::kOptimistic).link.beta, ib);
+}
+
+TEST(Topology, OneFlowPerLinkUntilTheLinksRunOut) {
+  // An HGX H200 node has 8 NICs of 400 Gbit/s: eight rings leaving it run at one NIC each, and
+  // a single ring is not eight times faster than any NIC.
+  const hw::Cluster pod = hw::loadCluster("h200-pod");
+  const double nic = 1 / 50e9;
+  EXPECT_DOUBLE_EQ(pod.levels[1].injectionBandwidth(), 400e9);
+  EXPECT_DOUBLE_EQ(groupLink(pod, {16, 1}, Congestion::kExpected).link.beta, nic);
+  EXPECT_DOUBLE_EQ(groupLink(pod, {16, 8}, Congestion::kExpected).link.beta, nic);
+  // A file without `links` keeps one link per unit: its flows share it.
+  hw::Cluster one = pod;
+  one.levels[1].links = 1;
+  EXPECT_DOUBLE_EQ(groupLink(one, {16, 8}, Congestion::kExpected).link.beta, 8 * nic);
 }
 
 TEST(Topology, AllreduceNamesItsAlgorithm) {

@@ -78,6 +78,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       EXPECT_EQ(back.levels[l].alpha, c.levels[l].alpha);
       EXPECT_EQ(back.levels[l].beta, c.levels[l].beta);
       EXPECT_EQ(back.levels[l].ranks, c.levels[l].ranks);
+      EXPECT_EQ(back.levels[l].links, c.levels[l].links);
       EXPECT_EQ(back.levels[l].oversubscription, c.levels[l].oversubscription);
     }
     EXPECT_EQ(back.implementation.halo, c.implementation.halo);
@@ -111,6 +112,26 @@ network:
   - {name: b, alpha: 1 us, bandwidth: 1 GB/s, ranks: 6}
 )";
   EXPECT_THROW(loadClusterText(text, "inline"), ConfigError);
+}
+
+TEST(ClusterYaml, LinksAreCountedAndChecked) {
+  const std::string head = R"(name: x
+device: {name: d, peak_flops: {fp32: 1 TFLOP/s}, memory: 1 GB, memory_bandwidth: 1 GB/s}
+devices_per_node: 4
+nodes: 4
+network:
+  - {name: a, alpha: 1 us, bandwidth: 10 GB/s, ranks: node}
+)";
+  const Cluster c = loadClusterText(head + "  - {name: b, alpha: 1 us, bandwidth: 100 Gbit/s, links: 2, ranks: all}\n", "inline");
+  EXPECT_EQ(c.levels[0].links, 1);
+  EXPECT_EQ(c.levels[1].links, 2);
+  EXPECT_DOUBLE_EQ(c.levels[1].injectionBandwidth(), 25e9);
+  try {
+    loadClusterText(head + "  - {name: b, alpha: 1 us, bandwidth: 1 GB/s, links: 0, ranks: all}\n", "inline");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("network[1].links"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Presets, UnknownNameListsThePresets) {

@@ -12,8 +12,9 @@
 # the bound is 1e-2 (a wrong slice moves weights by O(1); the exact equivalence, 1e-9 in
 # float64 at 2, 3 and 4 ranks, is tests/train/channel_net_test.cpp's).
 # Pipelines: LeNet on 2 stages under 1F1B and GPipe with 4 micro-batches, on 3 stages with 1,
-# and data=2 x pipeline=2 against data=2, within 1e-4. VGG-11 and VGG-16 at 32^2 under filter=2,
-# channel=2 (VGG-11) and pipeline=2 equal one rank within 1e-4.
+# and data=2 x pipeline=2 against data=2, within 1e-4. VGG-11 at 32^2 under filter=2,
+# channel=2 and pipeline=2 equals one rank within 1e-4 (VGG-16 runs the same code on more
+# layers; it was dropped to keep CI under 30 minutes).
 # Pipelines with spatial, filter or channel axes within the stages (pipeline=2 x h=2, x filter=2,
 # x channel=2; small-cnn x h=2) equal one rank within 1e-4.
 # A layer with fewer channels than the axis has ranks, more stages than layers, a filter head
@@ -50,12 +51,9 @@ equivalent "small-cnn pipeline=2xh=2" 1e-4 0 "${small[@]}" -- 4 "${small[@]}" --
 # One micro-batch: VGG's two dropout layers draw their masks per micro-batch, in another order
 # than one batch's (4 micro-batches are LeNet's and ResNet-20's, above and in parallel_test).
 vgg11=(--model vgg11 --input 32x32 --classes 10 --batch-per-rank 8)
-vgg16=(--model vgg16 --input 32x32 --classes 10 --batch-per-rank 8)
 equivalent "vgg11 filter=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid filter=2
 equivalent "vgg11 channel=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid channel=2
 equivalent "vgg11 pipeline=2 gpipe" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid pipeline=2 --micro-batches 1 --schedule gpipe
-equivalent "vgg16 filter=2" 1e-4 0 "${vgg16[@]}" -- 2 "${vgg16[@]}" --grid filter=2
-equivalent "vgg16 pipeline=2" 1e-4 0 "${vgg16[@]}" -- 2 "${vgg16[@]}" --grid pipeline=2 --micro-batches 1
 
 # refused RANKS PATTERN ARGS...: every rank prints one line matching PATTERN, exit 2.
 refused() {
