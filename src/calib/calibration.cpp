@@ -131,6 +131,24 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
     run.modelClasses = source.value("classes", std::int64_t{0});
   }
   run.strategy = strategyFromJson(d.at("strategy"), path + ": strategy");
+  if (d.contains("machine")) {
+    const nlohmann::json& m = d.at("machine");
+    const auto text = [&](const char* key) {
+      return m.is_object() && m.contains(key) && m.at(key).is_string() ? m.at(key).get<std::string>() : std::string();
+    };
+    run.machine.host = text("host");
+    run.machine.device = text("device");
+    const auto count = [&](const char* key) {
+      const double x = number(m, key, "machine.");
+      if (!(x >= 1 && x < 1 << 30) || x != std::floor(x)) {
+        throw ConfigError(fmt::format("{}: key 'machine.{}': expected a positive integer, found {:g}", path, key, x));
+      }
+      return static_cast<int>(x);
+    };
+    run.machine.hosts = count("hosts");
+    run.machine.ranksPerHost = count("ranks_per_host");
+    run.machine.coresPerHost = count("cores_per_host");
+  }
   run.perIteration = true;
   run.line = 1;
   const double measured = number(d, "measured_iterations", "");

@@ -15,6 +15,15 @@ using plan::Estimate;
 using plan::PlanInputs;
 using plan::Strategy;
 
+// Where a train report's run ran (hosts 0: the file does not say).
+struct RunMachine {
+  std::string device;    // "cpu" or "gpu"; empty: not said
+  std::string host;      // rank 0's
+  int hosts = 0;
+  int ranksPerHost = 0;  // on rank 0's host
+  int coresPerHost = 0;
+};
+
 struct MeasuredRun {
   std::string label;         // the file's name for the run (defaults to the strategy)
   std::string model;         // the model it ran, when the file says (train reports)
@@ -22,6 +31,7 @@ struct MeasuredRun {
   // classes (0: the model's).
   std::string modelSource, modelInput;
   std::int64_t modelChannels = 0, modelClasses = 0;
+  RunMachine machine;        // train reports
   Strategy strategy;         // shaped as it ran: grid, global batch, overlap
   bool perIteration = false; // times per iteration (train reports) instead of per epoch
   double compute = 0;        // seconds per epoch (or iteration); 0 = not given

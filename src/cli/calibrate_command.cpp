@@ -9,7 +9,10 @@
 #include <map>
 #include <ostream>
 
+#include <unistd.h>
+
 #include "calib/calibration.hpp"
+#include "calib/machine_check.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
@@ -84,8 +87,16 @@ class RunModels {
   std::vector<const graph::Model*> perRun_;
 };
 
-// Epochs take seconds to hours, iterations milliseconds: four significant digits fit both.
-std::string seconds(double s) { return s > 0 ? fmt::format("{:.4g}", s) : "-"; }
+// Fixed units, no exponents: a per-iteration run in ms, a per-epoch run in s.
+std::string timeCell(double s, bool perIteration) {
+  if (s <= 0) return "-";
+  return perIteration ? fmt::format("{:.2f} ms", s * 1e3) : fmt::format("{:.1f} s", s);
+}
+
+std::string thisHost() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
 
 void printComparison(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut, std::ostream& out) {
   Table t;
@@ -102,11 +113,12 @@ void printComparison(const std::vector<calib::RunComparison>& rows, const std::v
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const calib::RunComparison& r = rows[i];
     const plan::Strategy& s = r.run->strategy;
+    const bool it = r.run->perIteration;
     std::vector<std::string> cells{r.run->label, std::to_string(r.run->line), s.name, s.grid.str(),
                                    std::to_string(s.grid.total()), std::to_string(s.globalBatch),
-                                   seconds(r.run->compute), seconds(r.run->communication), seconds(r.run->total),
-                                   seconds(r.compute), seconds(r.communication), seconds(r.total),
-                                   fmt::format("{:.1f}%", r.error * 100)};
+                                   timeCell(r.run->compute, it), timeCell(r.run->communication, it),
+                                   timeCell(r.run->total, it), timeCell(r.compute, it), timeCell(r.communication, it),
+                                   timeCell(r.total, it), fmt::format("{:.1f}%", r.error * 100)};
     if (!heldOut.empty()) cells.push_back(heldOut[i] ? "held out" : "fitted");
     t.addRow(std::move(cells));
   }
@@ -142,17 +154,23 @@ void runValidate(const Options& o, Context& context) {
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
   const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
+  const std::vector<std::string> warnings = calib::machineWarnings(cluster, runs, thisHost());
   if (o.json) {
     printJson({{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
-               {"runs", comparisonJson(rows, {})}, {"mean_absolute_error", calib::meanAbsoluteError(rows)}},
+               {"warnings", warnings}, {"runs", comparisonJson(rows, {})},
+               {"mean_absolute_error", calib::meanAbsoluteError(rows)}},
               context);
     return;
   }
   std::ostream& out = context.out;
   const bool perIteration = std::any_of(runs.begin(), runs.end(), [](const calib::MeasuredRun& r) { return r.perIteration; });
-  out << fmt::format("{} on {} against {} ({} run{}); seconds per {}\n", models.names(), cluster.name,
+  const bool perEpoch = std::any_of(runs.begin(), runs.end(), [](const calib::MeasuredRun& r) { return !r.perIteration; });
+  out << fmt::format("{} on {} against {} ({} run{}); times per {}\n", models.names(), cluster.name,
                      fmt::join(o.measured, ", "), runs.size(), runs.size() == 1 ? "" : "s",
-                     perIteration ? "iteration" : fmt::format("epoch of {:.0f} samples", in.front().datasetSamples));
+                     perEpoch ? fmt::format("epoch of {:.0f} samples{}", in.front().datasetSamples,
+                                            perIteration ? " (train reports: per iteration)" : "")
+                              : "iteration");
+  for (const std::string& w : warnings) out << "warning: " << w << '\n';
   if (!cluster.implementation.isIdentity()) {
     out << fmt::format("implementation factors: {}\n",
                        cluster.implementation.source.empty() ? "(no source given)" : cluster.implementation.source);
@@ -190,9 +208,11 @@ struct Calibration {
   std::vector<calib::RunComparison> rows;  // every run, against the calibrated cluster
   std::vector<bool> heldOut;
   double heldOutError = -1;  // -1: no run held out
+  std::vector<std::string> warnings;  // runs made on a machine the cluster does not describe
 };
 
 void printCalibration(const Calibration& c, std::ostream& out) {
+  for (const std::string& w : c.warnings) out << "warning: " << w << '\n';
   out << '\n';
   printComparison(c.rows, c.heldOut, out);
   Table factors;
@@ -218,6 +238,7 @@ nlohmann::json calibrationJson(const Calibration& c, const std::string& models, 
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) factors[f.key] = c.calibrated.implementation.*f.field;
   return {{"models", models},
           {"cluster", c.calibrated.name},
+          {"warnings", c.warnings},
           {"runs", comparisonJson(c.rows, c.heldOut)},
           {"factors", factors},
           {"fitted", c.fit.fitted},
@@ -236,6 +257,7 @@ void runCalibrate(const Options& o, Context& context) {
   requireWritableDirectory(o.out, "--out");
   Calibration c;
   c.heldOut = heldOutRuns(o, runs);
+  c.warnings = calib::machineWarnings(cluster, runs, thisHost());
   std::vector<calib::MeasuredRun> fitting;
   std::vector<plan::PlanInputs> fittingInputs;
   for (std::size_t i = 0; i < runs.size(); ++i) {

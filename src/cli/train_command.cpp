@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <thread>
 
 #include "cli/context.hpp"
 #include "cli/gradient_comm_options.hpp"
@@ -18,6 +19,7 @@
 #include "cli/model_source.hpp"
 #include "cli/ranges.hpp"
 #include "cli/run_configuration.hpp"
+#include "comm/hierarchy.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -53,8 +55,20 @@ plan::Strategy ranStrategy(const train::TrainReport& r, const train::TrainOption
   return s;
 }
 
+// Where the run ran, so that validate can tell a cluster description that places its ranks
+// otherwise (calib::machineWarnings). Collective: every rank calls it.
+nlohmann::json machineJson(const comm::Communicator& world) {
+  const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(world);
+  // train runs LibTorch on CPU cores (no device placement yet: issue #18 brings GPUs).
+  return {{"device", "cpu"},
+          {"host", world.hostName()},
+          {"hosts", hosts.groups()},
+          {"ranks_per_host", hosts.localSize()},
+          {"cores_per_host", std::max(1U, std::thread::hardware_concurrency())}};
+}
+
 nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model, const ModelSource& source,
-                          const train::TrainOptions& t) {
+                          const train::TrainOptions& t, const nlohmann::json& machine) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& e : r.epochs) {
     epochs.push_back({{"epoch", e.epoch}, {"train_loss", e.trainLoss}, {"test_loss", e.testLoss},
@@ -65,6 +79,7 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
            {{"model", source.model}, {"input", source.input}, {"channels", source.channels}, {"classes", source.classes}}},
           {"strategy", plan::strategyJson(ranStrategy(r, t))},
           {"ranks", r.ranks},
+          {"machine", machine},
           {"threads", r.threads},
           {"iterations", r.iterations},
           {"measured_iterations", r.measuredIterations},
@@ -158,9 +173,10 @@ void run(Options& o, const CLI::App& command, Context& context) {
     o.train.comm = o.gradientComm.apply(o.train.comm);  // the command line overrides the file
   }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
+  const nlohmann::json machine = machineJson(world.comm);
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;
-  const nlohmann::json document = reportJson(report, model, o, o.train);
+  const nlohmann::json document = reportJson(report, model, o, o.train, machine);
   if (!o.report.empty()) writeFileAtomically(o.report, jsonText(document), "--report");
   if (o.json) {
     printJson(document, context);

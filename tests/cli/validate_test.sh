@@ -18,7 +18,17 @@ expect_ok "implementation factors: paraxis calibrate" validate --measured "$runs
 rm -f "$calibrated"
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
 "$paraxis" train --model lenet --iterations 6 --report "$report" >/dev/null
-expect_ok "lenet on local against .* \(1 run\); seconds per iteration" validate --measured "$report" --cluster local
+expect_ok "lenet on local against .* \(1 run\); times per iteration" validate --measured "$report" --cluster local
+expect_ok "serial +1 +1 +32 +- +- +[0-9]+\.[0-9]{2} ms" validate --measured "$report" --cluster local
+expect_ok "warning: paraxis-report.*: ran on CPU cores; cluster 'abci' describes Tesla V100-SXM2-16GB devices" validate --measured "$report" --cluster abci
+if "$paraxis" validate --measured "$report" --cluster local | grep -q "warning"; then
+  echo "FAIL: validate warned on the machine the report was made on"; failures=$((failures + 1))
+else
+  passed=$((passed + 1))
+fi
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['machine'].update(host='elsewhere', hosts=2, ranks_per_host=1); json.dump(d, open(sys.argv[1],'w'))" "$report"
+expect_ok "warning: .*ran on host 'elsewhere'; the local preset describes this host" validate --measured "$report" --cluster local
+expect_ok "warning: .*ran 1 rank on 2 hosts .1 per host.; cluster 'local' (places|has) " validate --measured "$report" --cluster local
 expect_error "measured run 'paraxis-report.*' ran model 'lenet', not 'resnet50' \(give --model lenet\)" validate --measured "$report" --model resnet50
 "$paraxis" train --model lenet --iterations 4 --report "$report" >/dev/null
 expect_error "key 'measured_iterations': 1, fewer than 3: too few iterations were measured" validate --measured "$report" --cluster local
