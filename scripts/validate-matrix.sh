@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The oracle against every strategy train runs (issue #14's validation matrix): for each model
+# and grid, a short training run, then `paraxis validate` of its report against a cluster file.
+# Prints predicted and measured compute, communication and total per run, the error, the mean
+# absolute error, and per model the ranking agreement of predicted and measured totals
+# (Kendall's tau-b over that model's grids). A measurement, not a test: this machine's speed
+# drifts by tens of per cent, so compare runs made together.
+#
+#   scripts/validate-matrix.sh [--cluster FILE] [--models LIST] [--iterations N] [--hosts RATE]
+#
+#   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
+#                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
+#   --models LIST    comma-separated, NAME or NAME@INPUT (default lenet,small-cnn@32,resnet18@64,cosmoflow@64)
+#   --iterations N   per run, 3 of them warm-up (default 10)
+#   --hosts RATE     2 network-namespace hosts x 2 ranks joined at RATE (tc's syntax: 1gbit;
+#                    needs root; scripts/netns-hosts.sh), grids of 4 ranks; default: 2 ranks here
+#   --keep DIR       keep the reports in DIR; reports already there are used, not rerun
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+paraxis=$root/build/paraxis
+cluster=""
+models=lenet,small-cnn@32,resnet18@64,cosmoflow@64
+iterations=10
+hosts=""
+keep=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
+    --models) models=${2:?--models needs a list}; shift 2 ;;
+    --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
+    --hosts) hosts=${2:?--hosts needs a rate such as 1gbit}; shift 2 ;;
+    --keep) keep=${2:?--keep needs a folder}; shift 2 ;;
+    *) echo "validate-matrix.sh: unknown argument '$1' (see the comment at the top)" >&2; exit 2 ;;
+  esac
+done
+[[ $iterations =~ ^[0-9]+$ ]] && [ "$iterations" -ge 6 ] ||
+  { echo "validate-matrix.sh: --iterations: expected at least 6 (3 warm up, 3 measured), found '$iterations'" >&2; exit 2; }
+[ -n "$cluster" ] || cluster=$([ -n "$hosts" ] && echo "$root/scripts/clusters/netns-2x2-1gbit.yaml" || echo local)
+[ -x "$paraxis" ] || { echo "validate-matrix.sh: $paraxis is not built (make build)" >&2; exit 2; }
+work=${keep:-$(mktemp -d /tmp/paraxis-matrix.XXXXXX)}
+mkdir -p "$work"
+[ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
+
+if [ -n "$hosts" ]; then
+  grids=(data=4 data=2xh=2 data=2xfilter=2 data=2xchannel=2 data=2xpipeline=2)
+  launch() { "$root/scripts/netns-hosts.sh" with 2 "$hosts" 2 -- "$paraxis" "$@"; }
+else
+  grids=(data=2 h=2 filter=2 channel=2 pipeline=2)
+  launch() { mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2 "$paraxis" "$@"; }
+fi
+
+# Per model: its train options. Small batches keep cosmoflow's 64^3 volumes to a fraction of a
+# second a step, and 32 synthetic volumes to a few GiB (256 of them took ~10 GiB a rank).
+options() {
+  local name=${1%@*} input=""
+  [[ $1 == *@* ]] && input=${1#*@}
+  local args=(--model "$name" --iterations "$iterations" --threads 1 --quiet)
+  if [ -n "$input" ]; then
+    [ "$name" = cosmoflow ] && input="${input}x${input}x${input}"
+    args+=(--input "$input")
+  fi
+  case $name in
+    cosmoflow) args+=(--batch-per-rank 2 --synthetic-samples 32) ;;
+    resnet18) args+=(--batch-per-rank 8 --synthetic-samples 256) ;;
+    *) args+=(--batch-per-rank 16 --synthetic-samples 256) ;;
+  esac
+  printf '%s\n' "${args[@]}"
+}
+
+IFS=, read -r -a model_list <<<"$models"
+for model in "${model_list[@]}"; do
+  mapfile -t args < <(options "$model")
+  for grid in "${grids[@]}"; do
+    report="$work/${model//@/_}.${grid}.json"
+    if [ -n "$keep" ] && [ -s "$report" ]; then echo "  $model $grid: kept from an earlier run in $keep" >&2; continue; fi
+    start=$(date +%s)
+    if launch train "${args[@]}" --grid "$grid" --report "$report" >"$work/log" 2>&1; then
+      echo "  $model $grid: $(( $(date +%s) - start )) s" >&2
+    else
+      echo "  $model $grid: did not run: $(grep -m1 'paraxis:' "$work/log" || tail -1 "$work/log")" >&2
+      rm -f "$report"
+    fi
+  done
+done
+
+shopt -s nullglob
+reports=("$work"/*.json)
+[ ${#reports[@]} -gt 0 ] || { echo "validate-matrix.sh: no run finished" >&2; exit 1; }
+for report in "${reports[@]}"; do
+  "$paraxis" validate --measured "$report" --cluster "$cluster" --json >"${report%.json}.validated" ||
+    echo "  validate refused $(basename "$report")" >&2
+done
+
+/usr/bin/python3 - "$work" "$cluster" <<'PY'
+import glob, json, os, sys
+from collections import defaultdict
+
+work, cluster = sys.argv[1], sys.argv[2]
+rows = []
+for path in sorted(glob.glob(os.path.join(work, "*.validated"))):
+    if os.path.getsize(path) == 0:
+        continue
+    v = json.load(open(path))
+    r = v["runs"][0]
+    model = os.path.basename(path).split(".")[0]
+    rows.append((model, r["grid"], r["measured"], r["predicted"], r["error"], v.get("warnings", [])))
+
+def kendall_tau_b(xs, ys):
+    concordant = discordant = tx = ty = 0
+    for i in range(len(xs)):
+        for j in range(i + 1, len(xs)):
+            dx, dy = xs[i] - xs[j], ys[i] - ys[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tx += 1
+            elif dy == 0:
+                ty += 1
+            elif (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    denominator = ((concordant + discordant + tx) * (concordant + discordant + ty)) ** 0.5
+    return (concordant - discordant) / denominator if denominator else float("nan")
+
+ms = lambda s: f"{s * 1e3:9.2f}" if s > 0 else "        -"
+print(f"cluster {cluster}; times per iteration in ms")
+print(f"{'model':<14} {'grid':<18} {'meas comp':>9} {'comm':>9} {'total':>9} {'pred comp':>9} {'comm':>9} {'total':>9} {'error':>7}")
+for model, grid, m, p, error, warnings in rows:
+    print(f"{model:<14} {grid:<18} {ms(m['compute'])} {ms(m['communication'])} {ms(m['total'])} "
+          f"{ms(p['compute'])} {ms(p['communication'])} {ms(p['total'])} {error * 100:6.1f}%")
+    for w in warnings:
+        print(f"  warning: {w}")
+errors = [row[4] for row in rows]
+print(f"\nmean absolute error on the totals: {sum(errors) / len(errors) * 100:.1f}% over {len(rows)} runs")
+by_model = defaultdict(list)
+for model, grid, m, p, error, _ in rows:
+    by_model[model].append((m["total"], p["total"]))
+for model, pairs in by_model.items():
+    if len(pairs) < 2:
+        print(f"{model}: one run, no ranking")
+        continue
+    tau = kendall_tau_b([a for a, _ in pairs], [b for _, b in pairs])
+    print(f"{model}: Kendall tau-b of predicted against measured totals over {len(pairs)} grids: {tau:.2f}")
+PY
