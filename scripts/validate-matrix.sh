@@ -6,10 +6,12 @@
 # (Kendall's tau-b over that model's grids). A measurement, not a test: this machine's speed
 # drifts by tens of per cent, so compare runs made together.
 #
-#   scripts/validate-matrix.sh [--cluster FILE] [--models LIST] [--iterations N] [--hosts RATE]
+#   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--hosts RATE]
 #
 #   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
+#   --quick          first `paraxis calibrate --quick` on the same ranks and hosts from that
+#                    cluster, and predict with what it measured (no fit to the runs)
 #   --models LIST    comma-separated, NAME or NAME@INPUT (default lenet,small-cnn@32,resnet18@64,cosmoflow@64)
 #   --iterations N   per run, 3 of them warm-up (default 10)
 #   --hosts RATE     2 network-namespace hosts x 2 ranks joined at RATE (tc's syntax: 1gbit;
@@ -23,8 +25,10 @@ models=lenet,small-cnn@32,resnet18@64,cosmoflow@64
 iterations=10
 hosts=""
 keep=""
+quick=""
 while [ $# -gt 0 ]; do
   case $1 in
+    --quick) quick=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
@@ -47,6 +51,18 @@ if [ -n "$hosts" ]; then
 else
   grids=(data=2 h=2 filter=2 channel=2 pipeline=2)
   launch() { mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2 "$paraxis" "$@"; }
+fi
+
+if [ -n "$quick" ]; then
+  if [ -n "$keep" ] && [ -s "$work/quick.yaml" ]; then
+    echo "  calibrate --quick: kept from an earlier run in $keep" >&2
+  else
+    start=$(date +%s)
+    launch calibrate --quick --cluster "$cluster" --out "$work/quick.yaml" >"$work/quick.log" 2>&1 ||
+      { echo "validate-matrix.sh: calibrate --quick failed: $(tail -1 "$work/quick.log")" >&2; exit 1; }
+    echo "  calibrate --quick: $(( $(date +%s) - start )) s" >&2
+  fi
+  cluster=$work/quick.yaml
 fi
 
 # Per model: its train options. Small batches keep cosmoflow's 64^3 volumes to a fraction of a
@@ -84,7 +100,7 @@ for model in "${model_list[@]}"; do
 done
 
 shopt -s nullglob
-reports=("$work"/*.json)
+reports=("$work"/*.*.json)
 [ ${#reports[@]} -gt 0 ] || { echo "validate-matrix.sh: no run finished" >&2; exit 1; }
 for report in "${reports[@]}"; do
   "$paraxis" validate --measured "$report" --cluster "$cluster" --json >"${report%.json}.validated" ||

@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "calib/coordinate_search.hpp"
 #include "core/counts.hpp"
 #include "core/error.hpp"
 #include "plan/estimator.hpp"
@@ -101,6 +102,34 @@ double squaredLogError(double predicted, double measured) {
 }
 
 
+// A train report's number at object[key]; `where` prefixes the key in the message.
+double reportNumber(const nlohmann::json& object, const char* key, const std::string& where, const std::string& path) {
+  if (!object.is_object() || !object.contains(key) || !object.at(key).is_number()) {
+    throw ConfigError(fmt::format("{}: key '{}{}': expected a number (is this a 'paraxis train --json' report?)", path,
+                                  where, key));
+  }
+  return object.at(key).get<double>();
+}
+
+// A train report's `machine` object: where the run ran.
+RunMachine readMachine(const nlohmann::json& m, const std::string& path) {
+  const auto text = [&](const char* key) {
+    return m.is_object() && m.contains(key) && m.at(key).is_string() ? m.at(key).get<std::string>() : std::string();
+  };
+  const auto count = [&](const char* key) {
+    const double x = reportNumber(m, key, "machine.", path);
+    if (!(x >= 1 && x < 1 << 30) || x != std::floor(x)) {
+      throw ConfigError(fmt::format("{}: key 'machine.{}': expected a positive integer, found {:g}", path, key, x));
+    }
+    return static_cast<int>(x);
+  };
+  return {.device = text("device"),
+          .host = text("host"),
+          .hosts = count("hosts"),
+          .ranksPerHost = count("ranks_per_host"),
+          .coresPerHost = count("cores_per_host")};
+}
+
 // `paraxis train --json`: the strategy it ran and its measured times per iteration.
 MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
   nlohmann::json d;
@@ -110,11 +139,7 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
     throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
   }
   auto number = [&](const nlohmann::json& object, const char* key, const std::string& where) {
-    if (!object.is_object() || !object.contains(key) || !object.at(key).is_number()) {
-      throw ConfigError(fmt::format("{}: key '{}{}': expected a number (is this a 'paraxis train --json' report?)", path,
-                                    where, key));
-    }
-    return object.at(key).get<double>();
+    return reportNumber(object, key, where, path);
   };
   if (!d.is_object() || !d.contains("strategy") || !d.contains("model") || !d.at("model").is_string()) {
     throw ConfigError(fmt::format("{}: expected the keys 'model' and 'strategy' of a 'paraxis train --json' report", path));
@@ -131,24 +156,7 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
     run.modelClasses = source.value("classes", std::int64_t{0});
   }
   run.strategy = strategyFromJson(d.at("strategy"), path + ": strategy");
-  if (d.contains("machine")) {
-    const nlohmann::json& m = d.at("machine");
-    const auto text = [&](const char* key) {
-      return m.is_object() && m.contains(key) && m.at(key).is_string() ? m.at(key).get<std::string>() : std::string();
-    };
-    run.machine.host = text("host");
-    run.machine.device = text("device");
-    const auto count = [&](const char* key) {
-      const double x = number(m, key, "machine.");
-      if (!(x >= 1 && x < 1 << 30) || x != std::floor(x)) {
-        throw ConfigError(fmt::format("{}: key 'machine.{}': expected a positive integer, found {:g}", path, key, x));
-      }
-      return static_cast<int>(x);
-    };
-    run.machine.hosts = count("hosts");
-    run.machine.ranksPerHost = count("ranks_per_host");
-    run.machine.coresPerHost = count("cores_per_host");
-  }
+  if (d.contains("machine")) run.machine = readMachine(d.at("machine"), path);
   run.perIteration = true;
   run.line = 1;
   const double measured = number(d, "measured_iterations", "");
@@ -271,42 +279,6 @@ std::map<std::string, std::size_t> readCsvHeader(const std::vector<std::string>&
     }
   }
   return column;
-}
-
-// One coordinate of the descent, over log(factor) in [-8, 8]: a coarse scan brackets the
-// minimum (the objective need not be convex in it), a golden-section search refines it. Leaves
-// `factor` at the best value found and returns the objective there.
-double minimiseCoordinate(double& factor, const std::function<double()>& objective) {
-  constexpr double kLimit = 8;
-  constexpr double kStep = 0.25;
-  auto at = [&](double x) {
-    factor = std::exp(x);
-    return objective();
-  };
-  double bestX = std::log(factor);
-  double best = at(bestX);
-  for (double x = -kLimit; x <= kLimit + 1e-9; x += kStep) {
-    const double v = at(x);
-    if (v < best) {
-      best = v;
-      bestX = x;
-    }
-  }
-  const double phi = (std::sqrt(5.0) - 1) / 2;
-  double lo = bestX - kStep, hi = bestX + kStep;
-  double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
-  double fa = at(a), fb = at(b);
-  for (int i = 0; i < 40; ++i) {
-    if (fa < fb) {
-      hi = b, b = a, fb = fa, a = hi - phi * (hi - lo), fa = at(a);
-    } else {
-      lo = a, a = b, fa = fb, b = lo + phi * (hi - lo), fb = at(b);
-    }
-  }
-  const double refined = fa < fb ? a : b;
-  if (std::min(fa, fb) < best) bestX = refined;
-  factor = std::exp(bestX);
-  return objective();
 }
 
 }  // namespace

@@ -8,14 +8,13 @@
 #include <ostream>
 #include <sstream>
 
-#include "calib/torch/compute_bench.hpp"
 #include "cli/context.hpp"
+#include "cli/device_measurement.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/ranges.hpp"
 #include "cli/run_configuration.hpp"
-#include "comm/collectives.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -28,33 +27,18 @@
 namespace paraxis::cli {
 namespace {
 
-struct Options {
-  std::vector<std::string> models{"lenet", "small-cnn", "resnet18@64"};
-  std::int64_t batch = 32;
-  int threads = 1;
-  int repeats = 5;
+struct Options : ComputeBench {
   std::string cluster = "local";
   std::string dtype = "fp32";
   std::string out;
   bool json = false;
 };
 
-// "resnet18@64": a zoo model at another input size.
-ModelSource sourceOf(const std::string& spec) {
-  ModelSource s;
-  const std::size_t at = spec.find('@');
-  s.model = spec.substr(0, at);
-  if (at != std::string::npos) s.input = spec.substr(at + 1);
-  return s;
-}
-
 double forwardSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double sum = 0;
   for (const calib::TimedCall& c : calls) sum += cost::passSeconds(device, peak, {c.flops, c.bytes});
   return sum;
 }
-
-using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;
 
 struct ModelTimes {
   std::string model;
@@ -141,28 +125,12 @@ void run(const Options& o, const CLI::App& command, Context& context) {
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
   std::ostream& out = comm.rank() == 0 && !o.json ? context.out : quiet;
-  TimedModels timed;
-  std::vector<calib::TimedCall> all;
-  for (const std::string& spec : o.models) {
-    const graph::Model model = loadModel(sourceOf(spec));
-    out << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, o.batch, o.threads,
-                       o.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
-    out.flush();
-    std::vector<calib::TimedCall> calls =
-        calib::benchLayers(model, o.batch, o.threads, o.repeats, [&] { comm::barrier(comm, deadline); });
-    all.insert(all.end(), calls.begin(), calls.end());
-    timed.emplace_back(spec, std::move(calls));
-  }
-  const calib::DeviceFit fit = calib::fitDevice(all, peak, cluster.device.callOverhead);
-  hw::Device fitted = cluster.device;
-  if (fit.memoryBandwidth > 0) fitted.memoryBandwidth = fit.memoryBandwidth;
-  if (!fit.efficiency.empty()) fitted.efficiency = fit.efficiency;
-  fitted.prepare();
+  const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, deadline, out);
   if (comm.rank() != 0) return;
-  if (!o.out.empty()) writeFittedCluster(o, cluster, fitted, comm.size());
-  const std::vector<ModelTimes> rows = compareModels(timed, cluster.device, fitted, peak);
-  if (o.json) return printJson(fitJson(rows, cluster.name, fitted, fit, o.out), context);
-  printFit(rows, cluster.name, cluster.device, fitted, fit, out);
+  if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
+  const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, peak);
+  if (o.json) return printJson(fitJson(rows, cluster.name, m.fitted, m.fit, o.out), context);
+  printFit(rows, cluster.name, cluster.device, m.fitted, m.fit, out);
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 

@@ -17,6 +17,7 @@
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
+#include "cli/quick_calibration.hpp"
 #include "cli/ranges.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -38,7 +39,9 @@ struct Options : ModelSource {
   std::string fitGpus;  // calibrate: the runs at these GPU counts are fitted, the rest held out
   std::string out;      // calibrate: the calibrated cluster file
   bool json = false;
+  bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
   CLI::Option* modelOption = nullptr;
+  CLI::Option* clusterOption = nullptr;
 };
 
 std::vector<calib::MeasuredRun> readAll(const std::vector<std::string>& paths) {
@@ -292,13 +295,19 @@ void runCalibrate(const Options& o, Context& context) {
 }
 
 void addCommon(CLI::App* c, Options* o) {
-  c->add_option("--measured", o->measured, "measured runs: CSV files or 'paraxis train --json' reports (docs/measured-format.md)")
-      ->required();
+  c->add_option("--measured", o->measured, "measured runs: CSV files or 'paraxis train --json' reports (docs/measured-format.md)");
   o->modelOption = addModelOptions(*c, *o, "default: the one a train report names, else resnet50");
-  addClusterOptions(*c, o->cluster, o->dtype, "abci");
+  o->clusterOption = addClusterOptions(*c, o->cluster, o->dtype, "abci; local with --quick");
   c->add_option("--dataset-size", o->datasetSize, "samples per epoch (default: the model's data set)")
       ->check(aboveUpTo(0, 1e15));
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
+}
+
+void requireMeasured(const Options& o, const char* command) {
+  if (o.measured.empty()) {
+    throw ConfigError(fmt::format("{}: --measured is required (runs: CSV files or 'paraxis train --json' reports){}",
+                                  command, std::string(command) == "calibrate" ? "; or --quick to time this machine" : ""));
+  }
 }
 
 }  // namespace
@@ -307,7 +316,10 @@ void addValidateCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("validate", "Hold the oracle's predictions against measured runs (no MPI, no torch)");
   addCommon(c, o.get());
-  c->callback([o, &context] { runValidate(*o, context); });
+  c->callback([o, &context] {
+    requireMeasured(*o, "validate");
+    runValidate(*o, context);
+  });
 }
 
 void addCalibrateCommand(CLI::App& app, Context& context) {
@@ -316,7 +328,19 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
   addCommon(c, o.get());
   c->add_option("--fit-gpus", o->fitGpus, "fit only the runs at these GPU counts (e.g. 32,64); the rest are held out");
   c->add_option("--out", o->out, "write the calibrated cluster file here");
-  c->callback([o, &context] { runCalibrate(*o, context); });
+  c->add_flag("--quick", o->quick,
+              "no runs: time this machine (under mpirun, the job's ranks and hosts) and fit every communication "
+              "path's alpha and bandwidth per level and the device (about a minute)");
+  c->callback([o, c, &context] {
+    if (o->quick) {
+      if (!o->measured.empty()) throw ConfigError("calibrate: give either --quick or --measured, not both");
+      const bool given = o->clusterOption != nullptr && o->clusterOption->count() > 0;
+      return runQuickCalibration({.cluster = given ? o->cluster : "local", .dtype = o->dtype, .out = o->out, .json = o->json},
+                                 *c, context);
+    }
+    requireMeasured(*o, "calibrate");
+    runCalibrate(*o, context);
+  });
 }
 
 }  // namespace paraxis::cli

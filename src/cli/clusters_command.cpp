@@ -21,6 +21,18 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   for (const auto& p : c.device.efficiency) curve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
   json implementation = {{"source", c.implementation.source}};
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) implementation[f.key] = c.implementation.*f.field;
+  json paths = json::object();
+  for (int p = 0; p < hw::kCommPaths; ++p) {
+    json links = json::array();
+    for (const hw::PathLink& l : c.implementation.paths[p]) {
+      links.push_back({{"level", l.level}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
+                       {"bandwidth_bytes_per_s", 1 / l.beta}});
+    }
+    paths[hw::kCommPathKeys[p]] = links;
+  }
+  implementation["paths"] = paths;
+  implementation["overlap"] = {{"hidden", c.implementation.overlap.hidden},
+                               {"slowdown", c.implementation.overlap.slowdown}};
   json levels = json::array();
   for (const auto& l : c.levels) {
     levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
@@ -42,6 +54,25 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
           {"total_devices", c.totalDevices()},
           {"network", levels},
           {"implementation", implementation}};
+}
+
+// What each communication path achieved where it was measured, in place of the level's figures.
+void printPathLinks(const hw::Implementation& im, std::ostream& out) {
+  bool any = false;
+  for (const std::vector<hw::PathLink>& links : im.paths) any = any || !links.empty();
+  if (!any) return;
+  Table table;
+  table.addColumn("path");
+  table.addColumn("level");
+  table.addColumn("alpha", Table::Align::kRight);
+  table.addColumn("bandwidth", Table::Align::kRight);
+  for (int p = 0; p < hw::kCommPaths; ++p) {
+    for (const hw::PathLink& l : im.paths[p]) {
+      table.addRow({hw::kCommPathKeys[p], l.level, units::formatSeconds(l.alpha), units::formatRate(1 / l.beta)});
+    }
+  }
+  out << "\ncommunication paths as measured (replace the level's alpha and bandwidth for that path):\n";
+  table.print(out);
 }
 
 void printCluster(const hw::Cluster& c, std::ostream& out) {
@@ -86,6 +117,11 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
                        im.source.empty() ? "" : "; " + im.source);
     for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
       out << fmt::format("  {:<20} {:.3g}\n", f.key, im.*f.field);
+    }
+    printPathLinks(im, out);
+    if (!im.overlap.isIdentity()) {
+      out << fmt::format("\ncommunication beside compute progresses at {:.0f}% of its speed; compute runs {:.2f}x "
+                         "longer meanwhile\n", im.overlap.hidden * 100, im.overlap.slowdown);
     }
   }
 }

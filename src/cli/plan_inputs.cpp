@@ -6,9 +6,10 @@
 
 namespace paraxis::cli {
 
-void addClusterOptions(CLI::App& c, std::string& cluster, std::string& dtype, const std::string& defaultCluster) {
-  c.add_option("--cluster", cluster, "preset or cluster .yaml file (default " + defaultCluster + ")");
+CLI::Option* addClusterOptions(CLI::App& c, std::string& cluster, std::string& dtype, const std::string& defaultCluster) {
+  CLI::Option* option = c.add_option("--cluster", cluster, "preset or cluster .yaml file (default " + defaultCluster + ")");
   c.add_option("--dtype", dtype, "compute data type: fp32 (default), tf32, fp16, bf16");
+  return option;
 }
 
 plan::PlanInputs planInputs(const graph::Model& model, const hw::Cluster& cluster, const std::string& dtype,

@@ -7,13 +7,14 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace paraxis::cli {
 
 // The cluster options, registered once for every command that predicts: --cluster (default
-// named in `defaultCluster`) and --dtype.
-void addClusterOptions(CLI::App& command, std::string& cluster, std::string& dtype, const std::string& defaultCluster);
+// named in `defaultCluster`) and --dtype; returns --cluster (to ask whether it was given).
+CLI::Option* addClusterOptions(CLI::App& command, std::string& cluster, std::string& dtype, const std::string& defaultCluster);
 
 // Throws NotFoundError when the device has no peak for `dtype`.
 plan::PlanInputs planInputs(const graph::Model& model, const hw::Cluster& cluster, const std::string& dtype,

@@ -9,13 +9,13 @@ GroupLink groupLink(const hw::Cluster& cluster, const Placement& group, Congesti
   if (group.size <= 1) return out;
   const std::int64_t span = (group.size - 1) * group.stride;
   out.level = cluster.levelBetween(0, span);
-  out.link.alpha = cluster.levels[out.level].alpha;
+  out.link.alpha = cluster.alphaOn(group.path, out.level);
   out.link.gamma = reductionGamma(cluster.device);
   for (int l = 0; l <= out.level; ++l) {
     const hw::NetworkLevel& level = cluster.levels[l];
     const std::int64_t unitBelow = l == 0 ? 1 : cluster.levels[l - 1].ranks;
     const double flows = static_cast<double>(std::min(group.stride, unitBelow));
-    double beta = level.beta * std::max(1.0, flows / static_cast<double>(level.links));
+    double beta = cluster.betaOn(group.path, l) * std::max(1.0, flows / static_cast<double>(level.links));
     if (congestion != Congestion::kOptimistic && l > 0) {
       beta *= level.oversubscription * level.contention;
       if (congestion == Congestion::kCongested) beta *= 2;
@@ -47,8 +47,8 @@ PlacedAllreduce::PlacedAllreduce(const hw::Cluster& c, const Placement& g, Conge
   // Two levels: the members inside one node, then one member per node across nodes.
   const std::int64_t perNode = std::max<std::int64_t>(1, std::min(g.size, c.devicesPerNode / g.stride));
   if (perNode > 1 && g.size % perNode == 0 && g.size / perNode > 1) {
-    const LinkParams inside = groupLink(c, {perNode, g.stride}, k).link;
-    const LinkParams across = groupLink(c, {g.size / perNode, g.stride * perNode}, k).link;
+    const LinkParams inside = groupLink(c, {perNode, g.stride, g.path}, k).link;
+    const LinkParams across = groupLink(c, {g.size / perNode, g.stride * perNode, g.path}, k).link;
     const int local = static_cast<int>(perNode), nodes = static_cast<int>(g.size / perNode);
     add([&](double m) { return hierarchicalAllreduce(local, nodes, m, inside, across); }, "hierarchical");
   }
@@ -95,7 +95,7 @@ CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m
 
 CollectiveEstimate pointToPointOn(const hw::Cluster& c, std::int64_t stride, double m, Congestion k) {
   if (m <= 0) return {0, "none"};
-  return {PlacedGroup(c, {2, stride}, k).pointToPoint(m), "p2p"};
+  return {PlacedGroup(c, {2, stride, hw::CommPath::kPointToPoint}, k).pointToPoint(m), "p2p"};
 }
 
 }  // namespace paraxis::cost

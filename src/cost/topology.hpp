@@ -21,6 +21,9 @@ namespace paraxis::cost {
 struct Placement {
   std::int64_t size = 1;
   std::int64_t stride = 1;
+  // Which software path carries the traffic: its measured alpha and beta, where the cluster's
+  // implementation has them, replace the levels' (hw::Cluster::alphaOn).
+  hw::CommPath path = hw::CommPath::kCollectives;
 };
 
 // optimistic: no oversubscription, no contention; expected: the cluster as described;
@@ -84,7 +87,7 @@ class PlacedGroup {
 CollectiveEstimate allgatherOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
 CollectiveEstimate reduceScatterOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
 CollectiveEstimate alltoallOn(const hw::Cluster& c, const Placement& g, double m, Congestion k);
-// One message between neighbours `stride` apart.
+// One message between neighbours `stride` apart, on the point-to-point path.
 CollectiveEstimate pointToPointOn(const hw::Cluster& c, std::int64_t stride, double m, Congestion k);
 
 }  // namespace paraxis::cost

@@ -67,7 +67,27 @@ bool Implementation::isIdentity() const {
   for (const ImplementationFactor& f : kImplementationFactors) {
     if (this->*f.field != 1) return false;
   }
-  return true;
+  for (const std::vector<PathLink>& links : paths) {
+    if (!links.empty()) return false;
+  }
+  return overlap.isIdentity();
+}
+
+const PathLink* Implementation::pathLink(CommPath path, const std::string& level) const {
+  for (const PathLink& link : paths[static_cast<int>(path)]) {
+    if (link.level == level) return &link;
+  }
+  return nullptr;
+}
+
+double Cluster::alphaOn(CommPath path, int level) const {
+  const PathLink* link = implementation.pathLink(path, levels.at(level).name);
+  return link != nullptr ? link->alpha : levels[level].alpha;
+}
+
+double Cluster::betaOn(CommPath path, int level) const {
+  const PathLink* link = implementation.pathLink(path, levels.at(level).name);
+  return link != nullptr ? link->beta : levels[level].beta;
 }
 
 void Cluster::validate(const std::string& source) const {
@@ -111,7 +131,20 @@ void Cluster::validate(const std::string& source) const {
       fail(std::string("implementation.") + f.key, fmt::format("expected a factor in (0, 1e6], found {}", factor));
     }
   }
+  within(implementation.overlap.hidden, 0, 1, "implementation.overlap.hidden");
+  within(implementation.overlap.slowdown, 1, 100, "implementation.overlap.slowdown");
   if (levels.empty()) fail("network", "expected at least one level");
+  for (int p = 0; p < kCommPaths; ++p) {
+    for (const PathLink& link : implementation.paths[p]) {
+      const std::string key = fmt::format("implementation.paths.{} ({})", kCommPathKeys[p], link.level);
+      if (std::none_of(levels.begin(), levels.end(), [&](const NetworkLevel& l) { return l.name == link.level; })) {
+        fail(key, "expected the name of one of the network's levels");
+      }
+      if (implementation.pathLink(static_cast<CommPath>(p), link.level) != &link) fail(key, "level given twice");
+      within(link.alpha, 0, 1, key + " alpha");
+      within(link.beta, 1e-16, 1e-3, key + " beta (1 / bandwidth)");
+    }
+  }
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const NetworkLevel& level = levels[i];
     const std::string key = fmt::format("network[{}] ({})", i, level.name);

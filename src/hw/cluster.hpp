@@ -60,6 +60,30 @@ struct NetworkLevel {
   double injectionBandwidth() const { return static_cast<double>(links) / beta; }
 };
 
+// The ways a run's ranks talk, each of which software may drive differently over the same
+// wires: neighbour messages (halo exchange, pipeline stage boundaries), a layer's collectives
+// (gathers and reductions of a spatial, filter or channel split) and the gradient allreduce.
+enum class CommPath { kPointToPoint, kCollectives, kGradientAllreduce };
+inline constexpr const char* kCommPathKeys[] = {"point_to_point", "collectives", "gradient_allreduce"};
+inline constexpr int kCommPaths = 3;
+
+// What one path achieved on one network level, measured or fitted: an effective start-up
+// time and seconds per byte that replace the level's own for that path (a halo exchange staged
+// through host memory shows up as a large alpha and a small bandwidth).
+struct PathLink {
+  std::string level;  // a network level's name
+  double alpha = 0;   // seconds per message
+  double beta = 0;    // seconds per byte
+};
+
+// What happens to the gradient reduction that runs beside backward (the progress thread's
+// share of a core, the memory bandwidth both need): measured by `paraxis calibrate --quick`.
+struct Overlap {
+  double hidden = 1;    // the rate at which communication in flight progresses during compute (1: full speed)
+  double slowdown = 1;  // how much longer compute takes while communication is in flight
+  bool isIdentity() const { return hidden == 1 && slowdown == 1; }
+};
+
 // How far the software that ran on this machine fell short of the hardware model: each factor
 // multiplies one kind of predicted time (1 = the hardware model as it is). `paraxis calibrate`
 // fits them to measured runs; they describe an implementation (a framework's halo path, its
@@ -75,8 +99,12 @@ struct Implementation {
   double filterCollectives = 1;  // a filter split's gathers of inputs and reductions of their gradients
   double channelCollectives = 1; // a channel split's reductions of partial outputs and gathers
   double gradientAllreduce = 1;  // the gradient allreduce
+  // Per path (indexed by CommPath), the levels on which it was measured or fitted.
+  std::vector<PathLink> paths[kCommPaths];
+  Overlap overlap;
 
   bool isIdentity() const;
+  const PathLink* pathLink(CommPath path, const std::string& level) const;
 };
 
 // Every factor with its YAML key, in the order files and reports list them.
@@ -108,6 +136,10 @@ struct Cluster {
   std::int64_t totalDevices() const { return devicesPerNode * nodes; }
   // Index into `levels` of the innermost level that holds both ranks (a != b).
   int levelBetween(std::int64_t a, std::int64_t b) const;
+  // Level `level`'s alpha and beta (one link) as `path` sees them: the implementation's
+  // figures for that path where it has them, else the level's.
+  double alphaOn(CommPath path, int level) const;
+  double betaOn(CommPath path, int level) const;
 
   // Throws ConfigError when the description is inconsistent (naming `source` and the key).
   void validate(const std::string& source) const;

@@ -71,13 +71,39 @@ NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int
   return level;
 }
 
+// One path's figures on one level: {level, alpha, bandwidth | beta}.
+PathLink readPathLink(const YamlValue& v) {
+  v.requireKeys({"level", "alpha", "bandwidth", "beta"});
+  PathLink link;
+  link.level = v.at("level").text();
+  link.alpha = v.at("alpha").quantity(Quantity::kSeconds);
+  const auto bandwidth = v.find("bandwidth");
+  const auto beta = v.find("beta");
+  if (bandwidth.has_value() == beta.has_value()) v.fail("give exactly one of 'bandwidth' or 'beta'");
+  link.beta = bandwidth ? 1.0 / bandwidth->quantity(Quantity::kBytesPerSecond) : beta->number();
+  return link;
+}
+
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source"};
+  std::vector<std::string> keys{"source", "paths", "overlap"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
   i.source = v.text("source", "");
   for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
+  if (auto overlap = v.find("overlap")) {
+    overlap->requireKeys({"hidden", "slowdown"});
+    i.overlap.hidden = overlap->number("hidden", 1.0);
+    i.overlap.slowdown = overlap->number("slowdown", 1.0);
+  }
+  if (auto paths = v.find("paths")) {
+    paths->requireKeys(std::vector<std::string>(std::begin(kCommPathKeys), std::end(kCommPathKeys)));
+    for (int p = 0; p < kCommPaths; ++p) {
+      if (auto links = paths->find(kCommPathKeys[p])) {
+        for (const YamlValue& link : links->items()) i.paths[p].push_back(readPathLink(link));
+      }
+    }
+  }
   return i;
 }
 
@@ -115,6 +141,20 @@ std::string implementationSection(const Implementation& implementation) {
   std::string section = fmt::format("implementation:\n  source: {}\n", quoted(implementation.source));
   for (const ImplementationFactor& f : kImplementationFactors) {
     section += fmt::format("  {}: {:.4g}\n", f.key, implementation.*f.field);
+  }
+  if (!implementation.overlap.isIdentity()) {
+    section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}}}\n", implementation.overlap.hidden,
+                           implementation.overlap.slowdown);
+  }
+  bool anyPath = false;
+  for (int p = 0; p < kCommPaths; ++p) {
+    if (implementation.paths[p].empty()) continue;
+    if (!anyPath) section += "  paths:\n";
+    anyPath = true;
+    section += fmt::format("    {}:\n", kCommPathKeys[p]);
+    for (const PathLink& l : implementation.paths[p]) {
+      section += fmt::format("      - {{level: {}, alpha: {:.6g}, beta: {:.6g}}}\n", quoted(l.level), l.alpha, l.beta);
+    }
   }
   return section;
 }

@@ -21,7 +21,8 @@ namespace {
 const char* const kAbci = R"(name: abci
 description: ABCI (AIST), ParaDL's system; 4x V100-SXM2-16GB per node, NVLink, InfiniBand EDR fat tree
 # ParaDL (HPDC 2021) paper and code: NVLink 50 GB/s inside a node, GPU-to-GPU start-up ~20 us;
-# EDR 12.5 GB/s per link (ABCI's nodes have two EDR HCAs; ParaDL's model uses one); full bisection inside a rack of 17 nodes, 1:3 between racks;
+# EDR 12.5 GB/s per link (ABCI's nodes have two EDR HCAs; ParaDL's model uses one); full
+# bisection inside a rack of 17 nodes, 1:3 between racks;
 # latencies leaf 90 ns, spine 400 ns, PLX 110 ns; 1088 nodes. A message between GPUs of two
 # nodes crosses GPU -> PLX -> NIC twice: ParaDL's analysis code puts that path at
 # 2 x (15 us + 110 ns) plus the switches, 30.31 us in a rack, 30.98 us across the spine (a

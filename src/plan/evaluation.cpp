@@ -11,6 +11,7 @@ namespace {
 
 using cost::Congestion;
 using cost::Placement;
+constexpr hw::CommPath kGradient = hw::CommPath::kGradientAllreduce;
 
 // Halo exchange of one layer, forward (x) and backward (dL/dy): per split dimension, the two
 // faces travel at once to the neighbours along that axis (`neighbours`: depth, height, width).
@@ -46,8 +47,8 @@ class GradientReduction {
         slower_(in.cluster->implementation.gradientAllreduce),
         contiguous_(g.pipeline * g.channel * g.filter == 1),
         first_(*in.cluster,
-               contiguous_ ? Placement{static_cast<std::int64_t>(g.data) * g.spatial(), 1} : Placement{g.spatial(), 1}, k),
-        second_(*in.cluster, contiguous_ ? Placement{} : Placement{g.data, g.strideData()}, k) {}
+               {contiguous_ ? static_cast<std::int64_t>(g.data) * g.spatial() : g.spatial(), 1, kGradient}, k),
+        second_(*in.cluster, contiguous_ ? Placement{} : Placement{g.data, g.strideData(), kGradient}, k) {}
 
   double operator()(double bytes, std::string_view* algorithm) const {
     const double wire = settings_.wireBytes(bytes);
@@ -78,7 +79,7 @@ class GradientReduction {
 };
 
 double negotiationSeconds(const PlanInputs& in, const Grid& g, const GradientComm& c, int tensors, Congestion k) {
-  const Placement all{static_cast<std::int64_t>(g.data) * g.spatial(), 1};
+  const Placement all{static_cast<std::int64_t>(g.data) * g.spatial(), 1, kGradient};
   if (c.negotiation == Negotiation::kDecentralized) {
     return cost::allreduceOn(*in.cluster, all, 8.0 * std::ceil(tensors / 64.0), k).seconds;
   }
@@ -104,9 +105,10 @@ struct PlacedGroups {
         channel(cl, {g.channel, g.strideChannel()}, k),
         channelAllreduce(cl, {g.channel, g.strideChannel()}, k),
         filterAllreduce(cl, filterGroup(g), k),
-        neighbours{{cl, {g.depth > 1 ? 2 : 1, g.strideDepth()}, k},
-                   {cl, {g.height > 1 ? 2 : 1, g.strideHeight()}, k},
-                   {cl, {g.width > 1 ? 2 : 1, g.strideWidth()}, k}} {}
+        neighbours{{cl, {g.depth > 1 ? 2 : 1, g.strideDepth(), kNeighbour}, k},
+                   {cl, {g.height > 1 ? 2 : 1, g.strideHeight(), kNeighbour}, k},
+                   {cl, {g.width > 1 ? 2 : 1, g.strideWidth(), kNeighbour}, k}} {}
+  static constexpr hw::CommPath kNeighbour = hw::CommPath::kPointToPoint;
   cost::PlacedGroup spatial, filter, channel;
   cost::PlacedAllreduce channelAllreduce, filterAllreduce;
   cost::PlacedGroup neighbours[3];
@@ -337,9 +339,11 @@ class Evaluator {
     TimeBreakdown& t = e_.time;
     // When the last gradient is ready: a pipeline's after its last micro-batch's backward.
     const double backwardWall = grid_.pipeline > 1 ? t.backwardData + t.backwardWeight : lastReady;
-    const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation, a_.schedule);
+    const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation,
+                                               cluster_.implementation.overlap, a_.schedule);
     t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed;
+    t.backwardData += r.computeStretch;  // backward measured on the wall clock includes it
     t.negotiation = 0;  // negotiation latency is inside the schedule
     e_.allreduceAlgorithm = algorithm.empty() ? "none" : std::string(algorithm);
   }

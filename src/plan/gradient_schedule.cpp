@@ -28,14 +28,32 @@ std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sour
 
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& s, const std::function<double(double)>& reduce,
-                                 double negotiationSeconds) {
+                                 double negotiationSeconds, const hw::Overlap& overlap) {
   ScheduleScratch scratch;
-  return scheduleGradients(sources, backwardSeconds, s, reduce, negotiationSeconds, scratch);
+  return scheduleGradients(sources, backwardSeconds, s, reduce, negotiationSeconds, overlap, scratch);
 }
+
+namespace {
+
+// When `work` seconds of reduction (at full speed) started at `start` finish, if it progresses
+// at `hidden` of its speed until backward ends at `end` and at full speed after; adds the time
+// it spent in flight during backward to `busy`.
+double finishBeside(double start, double work, double end, double hidden, double& busy) {
+  if (start >= end || work <= 0) return start + work;
+  const double window = end - start;
+  if (hidden * window >= work) {
+    busy += work / hidden;
+    return start + work / hidden;
+  }
+  busy += window;
+  return end + work - hidden * window;
+}
+
+}  // namespace
 
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& s, const std::function<double(double)>& reduce,
-                                 double negotiationSeconds, ScheduleScratch& scratch) {
+                                 double negotiationSeconds, const hw::Overlap& overlap, ScheduleScratch& scratch) {
   std::vector<double>& bytes = scratch.bytes;
   std::vector<int>& ends = scratch.ends;
   bytes.clear();
@@ -47,6 +65,7 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
   const double perGroupLatency =
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
+  double busy = 0;  // reductions in flight while backward computes
   int begin = 0;
   std::vector<double>& groupSeconds = scratch.groupSeconds;
   groupSeconds.clear();
@@ -62,15 +81,16 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     r.total += seconds + perGroupLatency;
     r.negotiation += perGroupLatency;
     const double start = (s.overlap ? std::max(ready, networkFree) : std::max(backwardSeconds, networkFree));
-    networkFree = start + perGroupLatency + seconds;
+    networkFree = finishBeside(start, perGroupLatency + seconds, backwardSeconds, overlap.hidden, busy);
     groupSeconds.push_back(perGroupLatency + seconds);
   }
+  r.computeStretch = (overlap.slowdown - 1) * busy;
   r.exposed = std::max(0.0, networkFree - backwardSeconds);
   if (s.order == ReduceOrder::kForwardPriority && r.exposed > 0) {
     // The work left at the end of backward belongs to the groups that became ready last
     // (the first layers'). They go out in forward order; the forward reaches group g at
-    // F_g and waits until C_g, the remaining work of g and the groups before it: the wait
-    // is max over g of (C_g - F_g).
+    // F_g, by when the reductions progressed hidden x F_g beside it, and waits for the rest
+    // of C_g, the remaining work of g and the groups before it: max over g of C_g - hidden F_g.
     double left = r.exposed;
     double cumulative = 0;
     double wait = 0;
@@ -79,7 +99,7 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       left -= remaining;
       cumulative += remaining;
       // Sources run in backward order: a group's last one is the forward's first.
-      wait = std::max(wait, cumulative - sources[ends[g] - 1].forwardStart);
+      wait = std::max(wait, cumulative - overlap.hidden * sources[ends[g] - 1].forwardStart);
     }
     r.exposed = std::max(0.0, wait);
   }

@@ -9,6 +9,7 @@
 
 #include "cost/compute.hpp"
 #include "graph/model.hpp"
+#include "hw/cluster.hpp"
 #include "plan/strategy.hpp"
 
 namespace paraxis::plan {
@@ -28,6 +29,7 @@ struct GradientResult {
   double total = 0;        // sum of the groups' reductions (and negotiation)
   double exposed = 0;      // past the end of backward
   double negotiation = 0;
+  double computeStretch = 0;  // how much longer backward ran while reductions were in flight
   int groups = 0;
 };
 
@@ -40,14 +42,16 @@ struct ScheduleScratch {
 };
 
 // `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
-// by the caller); `negotiationSeconds` one negotiation round.
+// by the caller); `negotiationSeconds` one negotiation round. `overlap`: while compute runs
+// (backward, then the next forward), a reduction progresses at `hidden` of its speed and
+// stretches the compute by `slowdown`.
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& settings, const std::function<double(double)>& reduce,
-                                 double negotiationSeconds, ScheduleScratch& scratch);
+                                 double negotiationSeconds, const hw::Overlap& overlap, ScheduleScratch& scratch);
 // The same with arrays of its own.
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& settings, const std::function<double(double)>& reduce,
-                                 double negotiationSeconds);
+                                 double negotiationSeconds, const hw::Overlap& overlap = {});
 
 // Groups the sources' bytes (backward order) as the settings say: fusion buckets with a small
 // first bucket, one group per layer, or N groups of about equal bytes.

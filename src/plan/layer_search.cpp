@@ -112,7 +112,8 @@ double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std:
     }
   }
   if (layer.counts.params > 0) {
-    seconds += cost::allreduceOn(c, {d.ranks(), 1}, static_cast<double>(layer.counts.params) * 4, in.congestion).seconds;
+    seconds += cost::allreduceOn(c, {d.ranks(), 1, hw::CommPath::kGradientAllreduce},
+                                 static_cast<double>(layer.counts.params) * 4, in.congestion).seconds;
   }
   return seconds;
 }

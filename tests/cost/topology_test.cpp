@@ -44,6 +44,25 @@ TEST(Topology, OneFlowPerLinkUntilTheLinksRunOut) {
   EXPECT_DOUBLE_EQ(groupLink(one, {16, 8}, Congestion::kExpected).link.beta, 8 * nic);
 }
 
+// A path's figures on every level predict its traffic as if the levels had them; other paths
+// keep the levels' own.
+TEST(Topology, APathSeesItsOwnLink) {
+  const hw::Cluster abci = hw::loadCluster("abci");
+  hw::Cluster pathed = abci, slower = abci;
+  for (hw::NetworkLevel& level : slower.levels) {
+    pathed.implementation.paths[static_cast<int>(hw::CommPath::kGradientAllreduce)].push_back(
+        {level.name, 10 * level.alpha, 2 * level.beta});
+    level.alpha *= 10;
+    level.beta *= 2;
+  }
+  const Placement gradient{64, 1, hw::CommPath::kGradientAllreduce};
+  const double expected = allreduceOn(slower, gradient, 100e6, Congestion::kExpected).seconds;
+  EXPECT_DOUBLE_EQ(allreduceOn(pathed, gradient, 100e6, Congestion::kExpected).seconds, expected);
+  EXPECT_GT(expected, 1.5 * allreduceOn(abci, gradient, 100e6, Congestion::kExpected).seconds);
+  EXPECT_EQ(allgatherOn(pathed, {64, 1}, 100e6, Congestion::kExpected).seconds,
+            allgatherOn(abci, {64, 1}, 100e6, Congestion::kExpected).seconds);
+}
+
 TEST(Topology, AllreduceNamesItsAlgorithm) {
   const hw::Cluster abci = hw::loadCluster("abci");
   const CollectiveEstimate big = allreduceOn(abci, {64, 1}, 100e6, Congestion::kExpected);

@@ -56,7 +56,10 @@ TEST(Cluster, LocalPresetReadsTheHost) {
 TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
   for (const Preset& preset : presets()) {
     Cluster c = loadCluster(preset.name);
-    if (preset.name == "abci") c.implementation.halo = 3;
+    if (preset.name == "abci") {
+      c.implementation.halo = 3;
+      c.implementation.paths[static_cast<int>(CommPath::kPointToPoint)].push_back({"rack", 40e-6, 1 / 2.5e9});
+    }
     const Cluster back = loadClusterText(clusterYaml(c), "written " + preset.name);
     EXPECT_EQ(back.name, c.name);
     EXPECT_EQ(back.description, c.description);
@@ -82,6 +85,41 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       EXPECT_EQ(back.levels[l].oversubscription, c.levels[l].oversubscription);
     }
     EXPECT_EQ(back.implementation.halo, c.implementation.halo);
+    for (int p = 0; p < kCommPaths; ++p) {
+      ASSERT_EQ(back.implementation.paths[p].size(), c.implementation.paths[p].size());
+      for (std::size_t i = 0; i < c.implementation.paths[p].size(); ++i) {
+        EXPECT_EQ(back.implementation.paths[p][i].level, c.implementation.paths[p][i].level);
+        EXPECT_NEAR(back.implementation.paths[p][i].alpha / c.implementation.paths[p][i].alpha, 1, 1e-5);
+        EXPECT_NEAR(back.implementation.paths[p][i].beta / c.implementation.paths[p][i].beta, 1, 1e-5);
+      }
+    }
+  }
+}
+
+// A path's measured figures replace the level's for that path only.
+TEST(ClusterYaml, PathLinksReplaceTheLevelForTheirPath) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  const Cluster c = loadClusterText(base + "implementation:\n  paths:\n    point_to_point:\n"
+                                           "      - {level: rack, alpha: 40 us, bandwidth: 2.5 GB/s}\n", "paths");
+  const int rack = c.levelBetween(0, c.devicesPerNode);
+  EXPECT_DOUBLE_EQ(c.alphaOn(CommPath::kPointToPoint, rack), 40e-6);
+  EXPECT_DOUBLE_EQ(c.betaOn(CommPath::kPointToPoint, rack), 1 / 2.5e9);
+  EXPECT_EQ(c.alphaOn(CommPath::kGradientAllreduce, rack), c.levels[rack].alpha);
+  EXPECT_EQ(c.betaOn(CommPath::kPointToPoint, 0), c.levels[0].beta);
+  EXPECT_FALSE(c.implementation.isIdentity());
+}
+
+TEST(ClusterYaml, PathLinkOnAnUnknownLevelNamesIt) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  try {
+    loadClusterText(base + "implementation:\n  paths:\n    collectives:\n      - {level: moon, alpha: 1 us, beta: 1e-9}\n",
+                    "moon.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("moon.yaml: implementation.paths.collectives (moon): expected the name of one of "
+                                         "the network's levels"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -49,6 +49,24 @@ TEST(GradientSchedule, OverlapHidesAllButTheTail) {
   EXPECT_DOUBLE_EQ(r.negotiation, 0.2);
 }
 
+TEST(GradientSchedule, ReductionsBesideComputeProgressAtTheHiddenRateAndSlowIt) {
+  // One group ready at 0 s taking 1 s, backward ending at 2 s.
+  const std::vector<GradientSource> sources{{0, 100}};
+  GradientComm s;
+  s.order = ReduceOrder::kFifo;
+  auto reduce = [](double) { return 1.0; };
+  // At half speed it just fits: in flight all 2 s of backward, which runs 1.5x longer for it.
+  GradientResult r = scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5});
+  EXPECT_DOUBLE_EQ(r.exposed, 0);
+  EXPECT_DOUBLE_EQ(r.computeStretch, 1.0);
+  // At a quarter, 0.5 s of it is done when backward ends; the rest runs after, at full speed.
+  r = scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.25, .slowdown = 1});
+  EXPECT_DOUBLE_EQ(r.exposed, 0.5);
+  EXPECT_DOUBLE_EQ(r.computeStretch, 0);
+  // Nothing hidden: all of it after backward.
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0, .slowdown = 1}).exposed, 1.0);
+}
+
 TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
   // Backward order: the last layer (ready at 1 s, 1.5 s to reduce, reached 0.5 s into the
   // next forward), then the first (ready at 2 s, 1 s, reached at once); backward ends at 2 s.

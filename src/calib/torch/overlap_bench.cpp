@@ -1,0 +1,99 @@
+#include "calib/torch/overlap_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "comm/allreduce.hpp"
+#include "comm/collectives.hpp"
+#include "train/torch_runtime.hpp"
+
+namespace paraxis::calib {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kTrials = 3;
+
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// A training step's worth of convolution: forward and backward of a 3x3, 64-channel layer.
+class ComputeLoop {
+ public:
+  ComputeLoop()
+      : input_(torch::randn({8, 64, 32, 32}).requires_grad_(true)),
+        weight_(torch::randn({64, 64, 3, 3}).requires_grad_(true)) {}
+  void operator()() {
+    for (int i = 0; i < 4; ++i) torch::conv2d(input_, weight_, {}, 1, 1).sum().backward();
+  }
+
+ private:
+  torch::Tensor input_, weight_;
+};
+
+double slowest(const comm::Communicator& comm, double seconds, double deadline) {
+  comm::AllreduceOptions o;
+  o.op = comm::ReduceOp::kMax;
+  o.deadlineSeconds = deadline;
+  comm::allreduce(comm, &seconds, &seconds, 1, comm::DataType::kF64, o);
+  return seconds;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// The median over trials of the slowest rank's time of `run`, lined up by a barrier.
+double timed(const comm::Communicator& comm, double deadline, const std::function<void()>& run) {
+  std::vector<double> trials;
+  for (int t = 0; t < kTrials; ++t) {
+    comm::barrier(comm, deadline);
+    const auto start = Clock::now();
+    run();
+    trials.push_back(slowest(comm, since(start), deadline));
+  }
+  return median(trials);
+}
+
+}  // namespace
+
+OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadline) {
+  train::configureTorchThreads(1, 1);
+  ComputeLoop compute;
+  compute();  // warm-up: oneDNN's kernel choice, the autograd buffers
+  OverlapMeasurement m;
+  m.computeAlone = timed(comm, deadline, compute);
+  // A reduction 1.5x as long as the compute alone, so that some of it is left when the
+  // compute ends and its progress beside the compute can be read off.
+  std::vector<float> data(std::size_t{16} << 20, 1.0F);  // 64 MiB at most
+  comm::AllreduceOptions averaging;
+  averaging.prescale = 1.0F / static_cast<float>(comm.size());
+  averaging.deadlineSeconds = deadline;
+  auto reduce = [&](std::size_t count) { comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging).wait(); };
+  std::size_t count = std::size_t{1} << 20;
+  const double probe = timed(comm, deadline, [&] { reduce(count); });
+  count = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(count) * 1.5 * m.computeAlone / probe),
+                                  std::size_t{64} << 10, data.size());
+  m.bytes = static_cast<double>(count) * sizeof(float);
+  m.reductionAlone = timed(comm, deadline, [&] { reduce(count); });
+  std::vector<double> beside, after;
+  for (int t = 0; t < kTrials; ++t) {
+    comm::barrier(comm, deadline);
+    const auto start = Clock::now();
+    const comm::Work work = comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging);
+    compute();
+    const double computed = since(start);
+    work.wait();
+    beside.push_back(slowest(comm, computed, deadline));
+    after.push_back(slowest(comm, since(start) - computed, deadline));
+  }
+  m.computeBeside = median(beside);
+  m.waitAfter = median(after);
+  m.overlap.slowdown = std::clamp(m.computeBeside / m.computeAlone, 1.0, 100.0);
+  const double progressed = std::clamp(m.reductionAlone - m.waitAfter, 0.0, m.reductionAlone);
+  m.overlap.hidden = std::clamp(progressed / m.computeBeside, 0.0, 1.0);
+  return m;
+}
+
+}  // namespace paraxis::calib

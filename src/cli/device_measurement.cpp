@@ -1,0 +1,47 @@
+#include "cli/device_measurement.hpp"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "calib/torch/compute_bench.hpp"
+#include "cli/model_source.hpp"
+#include "comm/collectives.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+// "resnet18@64": a zoo model at another input size.
+ModelSource sourceOf(const std::string& spec) {
+  ModelSource s;
+  const std::size_t at = spec.find('@');
+  s.model = spec.substr(0, at);
+  if (at != std::string::npos) s.input = spec.substr(at + 1);
+  return s;
+}
+
+}  // namespace
+
+DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
+                                const comm::Communicator& comm, double deadline, std::ostream& progress) {
+  DeviceMeasurement m;
+  std::vector<calib::TimedCall> all;
+  for (const std::string& spec : bench.models) {
+    const graph::Model model = loadModel(sourceOf(spec));
+    progress << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, bench.batch,
+                            bench.threads, bench.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
+    progress.flush();
+    std::vector<calib::TimedCall> calls =
+        calib::benchLayers(model, bench.batch, bench.threads, bench.repeats, [&] { comm::barrier(comm, deadline); });
+    all.insert(all.end(), calls.begin(), calls.end());
+    m.timed.emplace_back(spec, std::move(calls));
+  }
+  m.fit = calib::fitDevice(all, peak, base.callOverhead);
+  m.fitted = base;
+  if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
+  if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
+  m.fitted.prepare();
+  return m;
+}
+
+}  // namespace paraxis::cli

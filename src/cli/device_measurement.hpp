@@ -1,0 +1,36 @@
+#pragma once
+// Timing models' layers on this machine (every rank of the job at once, as they train) and
+// fitting a device to them: shared by `bench compute` and `calibrate --quick`.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "calib/efficiency_fit.hpp"
+#include "comm/communicator.hpp"
+#include "hw/cluster.hpp"
+
+namespace paraxis::cli {
+
+struct ComputeBench {
+  std::vector<std::string> models{"lenet", "small-cnn", "resnet18@64"};  // NAME@INPUT: a zoo model at that input
+  std::int64_t batch = 32;
+  int threads = 1;
+  int repeats = 5;
+};
+
+using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;
+
+struct DeviceMeasurement {
+  TimedModels timed;     // per model, its layer calls
+  calib::DeviceFit fit;
+  hw::Device fitted;     // `base` with what the calls pinned replaced
+};
+
+// Collective over `comm`: every rank times the same passes at once (lined up by a barrier with
+// `deadline`); each fits its own timings. Progress lines go to `progress`.
+DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
+                                const comm::Communicator& comm, double deadline, std::ostream& progress);
+
+}  // namespace paraxis::cli

@@ -1,0 +1,284 @@
+// paraxis calibrate --quick: micro-benchmarks only, under mpirun, written as a cluster file.
+// Per network level the job spans: a ping-pong (the point-to-point path: halo exchange,
+// pipeline boundaries), the gradient engine's allreduce and a ring allgather (a split layer's
+// collectives), 1 KiB to 16 MiB; every path's effective alpha and beta fitted to its sweep
+// (calib/link_fit.hpp). Before that, the layers of three models timed on every rank at once,
+// which fits the device with the node's sharing of cores and memory included
+// (device_measurement); after it, an allreduce beside a convolution's forward and backward,
+// which gives the overlap (calib/torch/overlap_bench.hpp).
+#include "cli/quick_calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "calib/link_fit.hpp"
+#include "calib/torch/overlap_bench.hpp"
+#include "cli/device_measurement.hpp"
+#include "cli/json_output.hpp"
+#include "cli/model_source.hpp"
+#include "cli/run_configuration.hpp"
+#include "comm/allreduce.hpp"
+#include "comm/collectives.hpp"
+#include "comm/hierarchy.hpp"
+#include "comm/world.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/table.hpp"
+#include "core/units.hpp"
+#include "hw/cluster_yaml.hpp"
+#include "hw/presets.hpp"
+
+namespace paraxis::cli {
+namespace {
+
+using calib::LinkOperation;
+using calib::LinkSample;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kSmallest = 1024, kLargest = 16u << 20;
+constexpr int kTrials = 5;
+
+comm::AllreduceOptions reducing(comm::ReduceOp op, double deadline) {
+  comm::AllreduceOptions o;
+  o.op = op;
+  o.deadlineSeconds = deadline;
+  return o;
+}
+
+// Rank r must sit on node r / devices_per_node, as the oracle places ranks.
+void requireLayout(const comm::Communicator& world, const hw::Cluster& cluster, double deadline) {
+  const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(world);
+  std::int64_t first[2] = {world.rank(), -world.rank()};  // min and -max of the host's world ranks
+  comm::allreduce(hosts.local(), first, first, 2, comm::DataType::kI64, reducing(comm::ReduceOp::kMin, deadline));
+  const std::int64_t perHost = hosts.localSize();
+  const bool contiguous = first[0] == world.rank() - world.rank() % perHost && -first[1] == first[0] + perHost - 1;
+  const bool fits = hosts.groups() == 1 ? perHost <= cluster.devicesPerNode : perHost == cluster.devicesPerNode;
+  if (!hosts.uniform() || !contiguous || !fits || world.size() > cluster.totalDevices()) {
+    throw ConfigError(fmt::format(
+        "--cluster {}: places {} devices per node on {} node(s), but this job runs {} rank(s) on {} host(s) x {}{}: "
+        "give a cluster that describes the job (ranks of one host consecutive)",
+        cluster.name, cluster.devicesPerNode, cluster.nodes, world.size(), hosts.groups(), perHost,
+        hosts.uniform() && contiguous ? "" : " (uneven or interleaved)"));
+  }
+}
+
+// Seconds one call takes on the slowest rank of `group`: the median over trials of the mean
+// over a batch of calls (more calls for small messages), after one call to warm up.
+double timeCalls(const comm::Communicator& group, std::size_t bytes, const std::function<void()>& call, double deadline) {
+  const int calls = static_cast<int>(std::clamp<std::size_t>((1u << 20) / bytes, 1, 50));
+  call();
+  std::vector<double> trials;
+  for (int t = 0; t < kTrials; ++t) {
+    comm::barrier(group, deadline);
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count() / calls;
+    comm::allreduce(group, &seconds, &seconds, 1, comm::DataType::kF64, reducing(comm::ReduceOp::kMax, deadline));
+    trials.push_back(seconds);
+  }
+  std::nth_element(trials.begin(), trials.begin() + kTrials / 2, trials.end());
+  return trials[kTrials / 2];
+}
+
+// The three paths on level `level`: a message between rank 0 and the first rank of the next
+// unit below, and the collectives over the level's first unit. Ranks outside sit it out.
+std::vector<LinkSample> sweepLevel(const comm::Communicator& world, const hw::Cluster& cluster, int level,
+                                   double deadline, std::vector<float>& buffer) {
+  const std::int64_t inner = level == 0 ? 1 : cluster.levels[level - 1].ranks;
+  const auto size = static_cast<int>(std::min<std::int64_t>(world.size(), cluster.levels[level].ranks));
+  const int rank = world.rank();
+  const comm::Communicator pair = world.split(rank == 0 || rank == inner ? 0 : 1, rank);
+  const comm::Communicator unit = world.split(rank < size ? 0 : 1, rank);
+  std::vector<LinkSample> samples;
+  float* data = buffer.data();
+  for (std::size_t bytes = kSmallest; bytes <= kLargest; bytes *= 4) {
+    const std::size_t count = bytes / sizeof(float);
+    if (rank == 0 || rank == inner) {
+      const int peer = 1 - pair.rank();
+      const double roundTrip = timeCalls(pair, bytes, [&] {
+        if (pair.rank() == 0) comm::send(pair, data, count, comm::DataType::kF32, peer, {.deadlineSeconds = deadline});
+        comm::recv(pair, data, count, comm::DataType::kF32, peer, {.deadlineSeconds = deadline});
+        if (pair.rank() == 1) comm::send(pair, data, count, comm::DataType::kF32, peer, {.deadlineSeconds = deadline});
+      }, deadline);
+      samples.push_back({hw::CommPath::kPointToPoint, LinkOperation::kPointToPoint, {2, inner}, double(bytes), roundTrip / 2});
+    }
+    if (rank < size) {
+      comm::AllreduceOptions averaging = reducing(comm::ReduceOp::kSum, deadline);
+      averaging.prescale = 1.0F / static_cast<float>(size);  // as the gradient engine averages
+      const double reduce = timeCalls(unit, bytes, [&] {
+        comm::iallreduce(unit, data, data, count, comm::DataType::kF32, averaging).wait();
+      }, deadline);
+      samples.push_back({hw::CommPath::kGradientAllreduce, LinkOperation::kAllreduce,
+                         {size, 1, hw::CommPath::kGradientAllreduce}, double(bytes), reduce});
+      // Each rank's block comes from behind the gathered total (the buffer holds two).
+      const std::size_t block = count / static_cast<std::size_t>(size);
+      const double gather = timeCalls(unit, bytes, [&] {
+        comm::allgather(unit, data + count, data, block, comm::DataType::kF32, {.deadlineSeconds = deadline});
+      }, deadline);
+      samples.push_back({hw::CommPath::kCollectives, LinkOperation::kAllgather, {size, 1}, double(block * size * 4), gather});
+    }
+  }
+  comm::barrier(world, deadline);
+  return samples;
+}
+
+struct QuickResult {
+  DeviceMeasurement device;
+  std::vector<calib::PathLinkFit> links;
+  std::optional<calib::OverlapMeasurement> overlap;  // with two ranks or more
+  hw::Cluster calibrated;
+  int ranks = 1, hosts = 1;
+  double seconds = 0;
+};
+
+// The point-to-point figures become the levels' own (the wire as MPI drives it); the other
+// paths keep theirs where they differ from it.
+void adoptPointToPoint(hw::Cluster& c) {
+  std::vector<hw::PathLink>& p2p = c.implementation.paths[static_cast<int>(hw::CommPath::kPointToPoint)];
+  for (const hw::PathLink& link : p2p) {
+    for (hw::NetworkLevel& level : c.levels) {
+      if (level.name == link.level) level.alpha = link.alpha, level.beta = link.beta;
+    }
+  }
+  p2p.clear();
+}
+
+// Every level the job spans, inner first; rank 0 ends with every sample.
+std::vector<LinkSample> sweepLevels(const comm::Communicator& world, const hw::Cluster& cluster, double deadline,
+                                    std::ostream& progress) {
+  std::vector<float> buffer(2 * kLargest / sizeof(float), 1.0F);
+  std::vector<LinkSample> samples;
+  std::int64_t spanned = 1;
+  for (int level = 0; level < static_cast<int>(cluster.levels.size()); ++level) {
+    const std::int64_t size = std::min<std::int64_t>(world.size(), cluster.levels[level].ranks);
+    if (size <= spanned) continue;
+    progress << fmt::format("timing level {} ({} ranks): ping-pong, gradient allreduce, allgather, {} to {} ...\n",
+                            cluster.levels[level].name, size, units::formatBytes(kSmallest), units::formatBytes(kLargest));
+    progress.flush();
+    const std::vector<LinkSample> more = sweepLevel(world, cluster, level, deadline, buffer);
+    samples.insert(samples.end(), more.begin(), more.end());
+    spanned = size;
+  }
+  return samples;
+}
+
+QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, double deadline, std::ostream& progress) {
+  const auto start = Clock::now();
+  QuickResult r;
+  r.calibrated = hw::loadCluster(o.cluster);
+  requireLayout(world, r.calibrated, deadline);
+  r.ranks = world.size();
+  r.hosts = comm::Hierarchy::fromHosts(world).groups();
+  // The device first: the reductions' gamma reads its memory bandwidth.
+  r.device = measureDevice(ComputeBench{}, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
+  r.calibrated.device = r.device.fitted;
+  const std::vector<LinkSample> samples = sweepLevels(world, r.calibrated, deadline, progress);
+  r.links = calib::fitPathLinks(r.calibrated, samples);
+  adoptPointToPoint(r.calibrated);
+  if (world.size() > 1) {
+    progress << "timing a gradient allreduce beside a convolution's forward and backward ...\n";
+    progress.flush();
+    r.overlap = calib::measureOverlap(world, deadline);
+    r.calibrated.implementation.overlap = r.overlap->overlap;
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.calibrated.implementation.source =
+      fmt::format("paraxis calibrate --quick: {} rank(s) on {} host(s), {:.0f} s", r.ranks, r.hosts, r.seconds);
+  r.calibrated.description += fmt::format(" (calibrated by paraxis calibrate --quick, {} rank(s) on {} host(s))",
+                                          r.ranks, r.hosts);
+  return r;
+}
+
+void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& out) {
+  Table t;
+  for (const char* h : {"path", "level", "alpha", "bandwidth", "calls", "fit error", "was"}) {
+    t.addColumn(h, std::string(h) == "path" || std::string(h) == "level" ? Table::Align::kLeft : Table::Align::kRight);
+  }
+  for (const calib::PathLinkFit& f : r.links) {
+    const auto level = std::find_if(before.levels.begin(), before.levels.end(),
+                                    [&](const hw::NetworkLevel& l) { return l.name == f.link.level; });
+    t.addRow({hw::kCommPathKeys[static_cast<int>(f.path)], f.link.level, units::formatSeconds(f.link.alpha),
+              units::formatRate(1 / f.link.beta), std::to_string(f.samples.size()), fmt::format("{:.1f}%", f.meanError * 100),
+              fmt::format("{}, {}", units::formatSeconds(level->alpha), units::formatRate(level->bandwidth()))});
+  }
+  out << '\n';
+  if (r.links.empty()) {
+    out << "one rank: no communication to time (run it under mpirun with the job's ranks and hosts)\n";
+  } else {
+    t.print(out);
+  }
+  out << "point_to_point becomes the level's own alpha and bandwidth; the others are kept as paths.\n";
+  const hw::Device& d = r.calibrated.device;
+  out << fmt::format("device: memory bandwidth {} (was {}); efficiency", units::formatRate(d.memoryBandwidth),
+                     units::formatRate(before.device.memoryBandwidth));
+  for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
+  if (r.overlap) {
+    const calib::OverlapMeasurement& o = *r.overlap;
+    out << fmt::format("overlap: a {} allreduce ({} alone) beside {} of convolution ({} alone): compute {:.2f}x longer, "
+                       "the allreduce at {:.0f}% of its speed ({} left after)\n",
+                       units::formatBytes(o.bytes), units::formatSeconds(o.reductionAlone),
+                       units::formatSeconds(o.computeBeside), units::formatSeconds(o.computeAlone),
+                       o.overlap.slowdown, o.overlap.hidden * 100, units::formatSeconds(o.waitAfter));
+  }
+  out << fmt::format("measured in {:.0f} s\n", r.seconds);
+}
+
+nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
+  nlohmann::json links = nlohmann::json::array();
+  for (const calib::PathLinkFit& f : r.links) {
+    nlohmann::json sweep = nlohmann::json::array();
+    for (std::size_t i = 0; i < f.samples.size(); ++i) {
+      sweep.push_back({{"bytes", f.samples[i].bytes}, {"ranks", f.samples[i].group.size},
+                       {"seconds", f.samples[i].seconds}, {"fitted_seconds", f.fitted[i]}});
+    }
+    links.push_back({{"path", hw::kCommPathKeys[static_cast<int>(f.path)]}, {"level", f.link.level},
+                     {"alpha_s", f.link.alpha}, {"beta_s_per_byte", f.link.beta}, {"samples", sweep},
+                     {"mean_error", f.meanError}});
+  }
+  nlohmann::json efficiency = nlohmann::json::array();
+  for (const hw::EfficiencyPoint& p : r.calibrated.device.efficiency) {
+    efficiency.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  }
+  nlohmann::json overlap = nullptr;
+  if (r.overlap) {
+    const calib::OverlapMeasurement& o = *r.overlap;
+    overlap = {{"hidden", o.overlap.hidden}, {"slowdown", o.overlap.slowdown}, {"bytes", o.bytes},
+               {"reduction_alone_s", o.reductionAlone}, {"compute_alone_s", o.computeAlone},
+               {"compute_beside_s", o.computeBeside}, {"wait_after_s", o.waitAfter}};
+  }
+  return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
+          {"paths", links}, {"overlap", overlap}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
+          {"efficiency", efficiency}, {"wrote", written}};
+}
+
+}  // namespace
+
+void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Context& context) {
+  const double deadline = context.knobs.getDouble("comm_deadline");
+  comm::World world = comm::openWorld(context.argc, context.argv,
+                                      {.deadlineSeconds = deadline, .verify = context.knobs.getBool("comm_verify")});
+  agreeAcrossRanks(world.comm, runConfiguration(command, context.knobs));
+  requireWritableDirectory(o.out, "--out");
+  const bool lead = world.comm.rank() == 0;
+  std::ostringstream quiet;
+  std::ostream& progress = lead && !o.json ? context.out : quiet;
+  const QuickResult r = measure(o, world.comm, deadline, progress);
+  if (!lead) return;
+  if (!o.out.empty()) {
+    const std::string yaml = hw::clusterYaml(r.calibrated);
+    hw::loadClusterText(yaml, o.out);  // what is written must load
+    writeFileAtomically(o.out, yaml, "--out");
+  }
+  if (o.json) return printJson(quickJson(r, o.out), context);
+  printQuick(r, hw::loadCluster(o.cluster), context.out);
+  if (!o.out.empty()) context.out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
+}
+
+}  // namespace paraxis::cli

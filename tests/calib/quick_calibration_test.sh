@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# paraxis calibrate --quick under mpirun (2 ranks on this host): every path fitted on the
+# shared-memory level, the fit close to its own sweep, the file usable by plan and validate;
+# a cluster that does not describe the job is refused in one line.
+source "$(dirname "$0")/../train/lib.sh" "$@"
+data="$(cd "$(dirname "$0")/../data" && pwd)"
+docs="$(cd "$(dirname "$0")/../../docs" && pwd)"
+
+quick="$work/quick.yaml"
+if "${mpirun[@]}" -np 2 "$paraxis" calibrate --quick --out "$quick" --json >"$work/quick.json" 2>"$work/quick.err"; then
+  pass
+else
+  fail "calibrate --quick on 2 ranks: $(tail -3 "$work/quick.err")"
+fi
+if python3 "$(dirname "$0")/../cli/check_json_keys.py" "$docs/json-output.md" calibrate-quick <"$work/quick.json"; then
+  pass
+else
+  fail "calibrate --quick --json lacks documented keys"
+fi
+# One fit per path on the one level, each within 50 % of its own sweep (alpha-beta is a line;
+# shared memory through the caches is not); the overlap in range;
+# under 2 minutes.
+verdict=$(python3 - "$work/quick.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+paths = {p["path"]: p for p in d["paths"]}
+problems = [f"no {k}" for k in ("point_to_point", "collectives", "gradient_allreduce") if k not in paths]
+problems += [f"{k} fits its sweep to {p['mean_error']:.0%}" for k, p in paths.items() if not p["mean_error"] < 0.5]
+problems += [f"{k} alpha {p['alpha_s']} s" for k, p in paths.items() if not 1e-8 < p["alpha_s"] < 1e-2]
+if not d["seconds"] < 120: problems.append(f"took {d['seconds']:.0f} s")
+o = d["overlap"] or {}
+if not (0 <= o.get("hidden", -1) <= 1 and 1 <= o.get("slowdown", 0) <= 100): problems.append(f"overlap {o}")
+if not 0 < o.get("compute_alone_s", 0) <= o.get("compute_beside_s", 0): problems.append(f"overlap times {o}")
+if d["ranks"] != 2: problems.append(f"ranks {d['ranks']}")
+print("; ".join(problems) or "ok")
+PY
+)
+[ "$verdict" = ok ] && pass || fail "calibrate --quick: $verdict"
+"$paraxis" clusters show "$quick" | grep -q "communication paths as measured" && pass || fail "clusters show: no paths"
+"$paraxis" plan --model lenet --cluster "$quick" --gpus 2 --global-batch 64 --strategies data >/dev/null && pass \
+  || fail "plan with the quick cluster"
+
+# The job must match the cluster: two ranks on one host are not two one-device nodes.
+err=$("${mpirun[@]}" -np 2 "$paraxis" calibrate --quick --cluster "$data/two_hosts.yaml" 2>&1 >/dev/null); code=$?
+if [ "$code" -eq 2 ] && grep -q "places 1 devices per node on 2 node(s), but this job runs 2 rank(s) on 1 host(s)" <<<"$err"; then
+  pass
+else
+  fail "layout mismatch: exit $code: $err"
+fi
+err=$("$paraxis" calibrate --quick --measured x.csv 2>&1 >/dev/null); code=$?
+[ "$code" -eq 2 ] && grep -q "either --quick or --measured" <<<"$err" && pass || fail "--quick with --measured: $code $err"
+finish
