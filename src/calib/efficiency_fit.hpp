@@ -1,6 +1,7 @@
 #pragma once
 // A device's efficiency curve and memory bandwidth fitted to timed layer calls (from
 // `paraxis bench compute`): the compute model of compute.hpp, inverted.
+#include <string>
 #include <vector>
 
 #include "hw/cluster.hpp"
@@ -12,18 +13,28 @@ struct TimedCall {
   double bytes = 0;    // bytes it moves
   bool matrix = false; // a convolution or matrix product (else element-wise, pooling, ...)
   double seconds = 0;  // measured
+  int kernel = -1;     // its hw::Kernel, for a matrix product
+  // Its backward passes (the gradients of data and of weights), when they were timed.
+  int backwardPasses = 0;
+  double backwardFlops = 0, backwardBytes = 0, backwardSeconds = 0;
+  std::string layer;  // its name, for reports
 };
 
 struct DeviceFit {
-  std::vector<hw::EfficiencyPoint> efficiency;  // empty: too few compute-bound calls
-  double memoryBandwidth = 0;                   // 0: no memory-bound calls
-  int computeCalls = 0, memoryCalls = 0;        // the calls each fit used
+  std::vector<hw::EfficiencyPoint> efficiency;          // empty: too few compute-bound calls
+  std::vector<hw::EfficiencyPoint> backwardEfficiency;  // by the FLOPs of one backward pass; empty: none timed
+  hw::KernelCurves kernels[hw::kKernels];               // per kernel, from its own calls (empty: too few)
+  double memoryBandwidth = 0;                           // 0: no memory-bound calls
+  std::vector<hw::EfficiencyPoint> bandwidthCurve;      // {bytes, bytes/s}: the median per decade of bytes
+  int computeCalls = 0, memoryCalls = 0, backwardCalls = 0;  // the calls each fit used
 };
 
 // Memory bandwidth: the median of bytes / (seconds - overhead) over the calls that are not
 // matrix products. Efficiency: for the matrix products that are compute-bound at that
 // bandwidth, FLOPs / (peak x (seconds - overhead)), the median per decade of FLOPs, made
-// non-decreasing in FLOPs (the curve's contract) and at most 1.
+// non-decreasing in FLOPs (the curve's contract) and at most 1. The backward curve the same
+// from the matrix products' backward passes, at the FLOPs of one pass. Then both curves again
+// per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
 
 }  // namespace paraxis::calib

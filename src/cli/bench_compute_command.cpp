@@ -7,6 +7,7 @@
 #include <fstream>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
 #include "cli/context.hpp"
 #include "cli/device_measurement.hpp"
@@ -28,57 +29,118 @@ namespace paraxis::cli {
 namespace {
 
 struct Options : ComputeBench {
+  bool perCall = false;
   std::string cluster = "local";
   std::string dtype = "fp32";
   std::string out;
   bool json = false;
 };
 
-double forwardSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
-  double sum = 0;
-  for (const calib::TimedCall& c : calls) sum += cost::passSeconds(device, peak, {c.flops, c.bytes});
-  return sum;
+// Predicted seconds of the calls' forward passes and of their backward passes (each call's
+// backward work spread evenly over its passes).
+std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
+  double forward = 0, backward = 0;
+  for (const calib::TimedCall& c : calls) {
+    forward += cost::passSeconds(device, peak, {c.flops, c.bytes}, false, c.kernel);
+    if (c.backwardPasses == 0) continue;
+    const double passes = c.backwardPasses;
+    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes}, true, c.kernel);
+  }
+  return {forward, backward};
 }
+
+struct PassTimes {
+  double measured = 0, before = 0, after = 0;  // seconds: measured, predicted by the cluster, fitted
+};
 
 struct ModelTimes {
   std::string model;
   std::size_t calls = 0;
-  double measured = 0, before = 0, after = 0;  // forward seconds: measured, predicted by the cluster, fitted
+  PassTimes forward, backward;
 };
 
 std::vector<ModelTimes> compareModels(const TimedModels& timed, const hw::Device& before, const hw::Device& after,
                                       double peak) {
   std::vector<ModelTimes> rows;
   for (const auto& [spec, calls] : timed) {
-    ModelTimes m{spec, calls.size(), 0, forwardSeconds(before, peak, calls), forwardSeconds(after, peak, calls)};
-    for (const calib::TimedCall& c : calls) m.measured += c.seconds;
+    ModelTimes m;
+    m.model = spec;
+    m.calls = calls.size();
+    std::tie(m.forward.before, m.backward.before) = predictedSeconds(before, peak, calls);
+    std::tie(m.forward.after, m.backward.after) = predictedSeconds(after, peak, calls);
+    for (const calib::TimedCall& c : calls) {
+      m.forward.measured += c.seconds;
+      m.backward.measured += c.backwardSeconds;
+    }
     rows.push_back(m);
   }
   return rows;
 }
 
+std::string versus(double predicted, double measured) {
+  return fmt::format("{} ({:+.0f}%)", units::formatSeconds(predicted), (predicted / measured - 1) * 100);
+}
+
+void printCurve(const char* what, const std::vector<hw::EfficiencyPoint>& curve, int calls, std::ostream& out) {
+  out << fmt::format("{} efficiency by work per pass{}:", what,
+                     calls >= 0 ? fmt::format(" ({} compute-bound calls)", calls) : std::string());
+  for (const hw::EfficiencyPoint& p : curve) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  out << '\n';
+}
+
+// Every timed call against the fitted device: where a curve misses.
+void printCalls(const TimedModels& timed, const hw::Device& fitted, double peak, std::ostream& out) {
+  Table t;
+  for (const char* h : {"model", "layer", "kernel", "FLOPs", "bytes", "forward", "fitted", "backward", "fitted"}) {
+    t.addColumn(h, std::string(h) == "model" || std::string(h) == "layer" || std::string(h) == "kernel"
+                       ? Table::Align::kLeft : Table::Align::kRight);
+  }
+  for (const auto& [spec, calls] : timed) {
+    for (const calib::TimedCall& c : calls) {
+      const auto [forward, backward] = predictedSeconds(fitted, peak, {c});
+      t.addRow({spec, c.layer, c.kernel >= 0 ? hw::kKernelKeys[c.kernel] : "-", units::formatFlops(c.flops),
+                units::formatBytes(c.bytes), units::formatSeconds(c.seconds), units::formatSeconds(forward),
+                c.backwardPasses > 0 ? units::formatSeconds(c.backwardSeconds) : "-",
+                c.backwardPasses > 0 ? units::formatSeconds(backward) : "-"});
+    }
+  }
+  out << '\n';
+  t.print(out);
+}
+
 void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, const hw::Device& was,
               const hw::Device& fitted, const calib::DeviceFit& fit, std::ostream& out) {
   Table t;
-  t.addColumn("model");
-  t.addColumn("layer calls", Table::Align::kRight);
-  t.addColumn("measured forward", Table::Align::kRight);
-  t.addColumn(fmt::format("predicted ({})", cluster), Table::Align::kRight);
-  t.addColumn("predicted (fitted)", Table::Align::kRight);
+  for (const std::string& h : {std::string("model"), std::string("layer calls"), std::string("pass"), std::string("measured"),
+                               fmt::format("predicted ({})", cluster), std::string("predicted (fitted)")}) {
+    t.addColumn(h, h == "model" || h == "pass" ? Table::Align::kLeft : Table::Align::kRight);
+  }
   for (const ModelTimes& m : rows) {
-    t.addRow({m.model, std::to_string(m.calls), units::formatSeconds(m.measured),
-              fmt::format("{} ({:+.0f}%)", units::formatSeconds(m.before), (m.before / m.measured - 1) * 100),
-              fmt::format("{} ({:+.0f}%)", units::formatSeconds(m.after), (m.after / m.measured - 1) * 100)});
+    for (const auto& [pass, times] : {std::pair{"forward", &m.forward}, std::pair{"backward", &m.backward}}) {
+      if (times->measured <= 0) continue;
+      t.addRow({m.model, std::to_string(m.calls), pass, units::formatSeconds(times->measured),
+                versus(times->before, times->measured), versus(times->after, times->measured)});
+    }
   }
   out << '\n';
   t.print(out);
   out << fmt::format("\nmemory bandwidth: {} (median of {} element-wise and pooling calls; was {})\n",
                      units::formatRate(fitted.memoryBandwidth), fit.memoryCalls, units::formatRate(was.memoryBandwidth));
-  out << fmt::format("efficiency by work per call ({} compute-bound calls):", fit.computeCalls);
-  for (const hw::EfficiencyPoint& p : fitted.efficiency) {
-    out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  if (!fitted.bandwidthCurve.empty()) {
+    out << "memory bandwidth by bytes per pass:";
+    for (const hw::EfficiencyPoint& p : fitted.bandwidthCurve) {
+      out << fmt::format("  {} {}", units::formatBytes(p.flops), units::formatRate(p.efficiency));
+    }
+    out << '\n';
   }
-  out << '\n';
+  printCurve("forward", fitted.efficiency, fit.computeCalls, out);
+  if (!fitted.backwardEfficiency.empty()) printCurve("backward", fitted.backwardEfficiency, fit.backwardCalls, out);
+  for (int k = 0; k < hw::kKernels; ++k) {
+    const std::string forward = fmt::format("{} forward", hw::kKernelKeys[k]);
+    const std::string backward = fmt::format("{} backward", hw::kKernelKeys[k]);
+    if (!fit.kernels[k].forward.empty()) printCurve(forward.c_str(), fit.kernels[k].forward, -1, out);
+    if (!fit.kernels[k].backward.empty()) printCurve(backward.c_str(), fit.kernels[k].backward, -1, out);
+  }
   if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
 }
 
@@ -86,17 +148,24 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                        const calib::DeviceFit& fit, const std::string& written) {
   nlohmann::json models = nlohmann::json::array();
   for (const ModelTimes& m : rows) {
-    models.push_back({{"model", m.model}, {"layer_calls", m.calls}, {"measured_forward_seconds", m.measured},
-                      {"predicted_forward_seconds", m.before}, {"fitted_forward_seconds", m.after}});
+    models.push_back({{"model", m.model}, {"layer_calls", m.calls}, {"measured_forward_seconds", m.forward.measured},
+                      {"predicted_forward_seconds", m.forward.before}, {"fitted_forward_seconds", m.forward.after},
+                      {"measured_backward_seconds", m.backward.measured},
+                      {"predicted_backward_seconds", m.backward.before}, {"fitted_backward_seconds", m.backward.after}});
   }
-  nlohmann::json efficiency = nlohmann::json::array();
-  for (const hw::EfficiencyPoint& p : fitted.efficiency) efficiency.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const hw::EfficiencyPoint& p : points) out.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+    return out;
+  };
   return {{"cluster", cluster},
           {"models", models},
           {"memory_bandwidth_bytes_per_s", fitted.memoryBandwidth},
           {"memory_calls", fit.memoryCalls},
           {"compute_calls", fit.computeCalls},
-          {"efficiency", efficiency},
+          {"backward_calls", fit.backwardCalls},
+          {"efficiency", curve(fitted.efficiency)},
+          {"backward_efficiency", curve(fitted.backwardEfficiency)},
           {"curve_fitted", !fit.efficiency.empty()},
           {"wrote", written}};
 }
@@ -130,6 +199,7 @@ void run(const Options& o, const CLI::App& command, Context& context) {
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
   const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, peak);
   if (o.json) return printJson(fitJson(rows, cluster.name, m.fitted, m.fit, o.out), context);
+  if (o.perCall) printCalls(m.timed, m.fitted, peak, out);
   printFit(rows, cluster.name, cluster.device, m.fitted, m.fit, out);
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
@@ -139,7 +209,7 @@ void run(const Options& o, const CLI::App& command, Context& context) {
 void addBenchComputeCommand(CLI::App& bench, Context& context) {
   auto o = std::make_shared<Options>();
   CLI::App* c = bench.add_subcommand("compute", "Time models' layers here (under mpirun: as many ranks at once) and fit the cluster's device to them");
-  c->add_option("--model", o->models, "models, comma-separated; NAME@INPUT sets a zoo model's input (default lenet,small-cnn,resnet18@64)")
+  c->add_option("--model", o->models, "models, comma-separated; NAME@INPUT sets a zoo model's input (default lenet,small-cnn,resnet18@64,cosmoflow@32)")
       ->delimiter(',');
   c->add_option("--batch", o->batch, "samples per pass (default 32)")->check(within(1, 1 << 20));
   c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(within(1, 1024));
@@ -147,6 +217,7 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
       ->check(within(1, 10000));
   addClusterOptions(*c, o->cluster, o->dtype, "local; its device is the one fitted");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
+  c->add_flag("--per-call", o->perCall, "also list every timed layer call against the fitted device");
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->callback([o, c, &context] { run(*o, *c, context); });
 }

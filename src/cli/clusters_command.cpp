@@ -19,6 +19,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   using nlohmann::json;
   json curve = json::array();
   for (const auto& p : c.device.efficiency) curve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  json backwardCurve = json::array();
+  for (const auto& p : c.device.backwardEfficiency) backwardCurve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
   json implementation = {{"source", c.implementation.source}};
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) implementation[f.key] = c.implementation.*f.field;
   json paths = json::object();
@@ -48,6 +50,7 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"memory_bytes", c.device.memoryBytes},
             {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
             {"efficiency", curve},
+            {"backward_efficiency", backwardCurve},
             {"channel_tile", c.device.channelTile}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
@@ -87,6 +90,20 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   if (!c.device.efficiency.empty()) {
     out << "  achieved fraction of peak by work per layer call:";
     for (const auto& p : c.device.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+    out << "\n";
+  }
+  if (!c.device.bandwidthCurve.empty()) {
+    out << "  memory bandwidth by bytes per layer pass:";
+    for (const auto& p : c.device.bandwidthCurve) {
+      out << fmt::format("  {} {}", units::formatBytes(p.flops), units::formatRate(p.efficiency));
+    }
+    out << "\n";
+  }
+  if (!c.device.backwardEfficiency.empty()) {
+    out << "  the same for a backward pass (each gradient):";
+    for (const auto& p : c.device.backwardEfficiency) {
+      out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+    }
     out << "\n";
   }
   if (c.device.channelTile > 1) {

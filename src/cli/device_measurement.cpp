@@ -39,7 +39,13 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   m.fit = calib::fitDevice(all, peak, base.callOverhead);
   m.fitted = base;
   if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
+  if (!m.fit.bandwidthCurve.empty()) m.fitted.bandwidthCurve = m.fit.bandwidthCurve;
   if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
+  if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
+  for (int k = 0; k < hw::kKernels; ++k) {
+    if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].forward = m.fit.kernels[k].forward;
+    if (!m.fit.kernels[k].backward.empty()) m.fitted.kernels[k].backward = m.fit.kernels[k].backward;
+  }
   m.fitted.prepare();
   return m;
 }

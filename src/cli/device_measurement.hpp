@@ -14,7 +14,7 @@
 namespace paraxis::cli {
 
 struct ComputeBench {
-  std::vector<std::string> models{"lenet", "small-cnn", "resnet18@64"};  // NAME@INPUT: a zoo model at that input
+  std::vector<std::string> models{"lenet", "small-cnn", "resnet18@64", "cosmoflow@32"};  // NAME@INPUT: a zoo model at that input
   std::int64_t batch = 32;
   int threads = 1;
   int repeats = 5;

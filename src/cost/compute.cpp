@@ -16,6 +16,13 @@ double channelTileWaste(double tile, double inputChannels, double outputChannels
   return factor;
 }
 
+int kernelOf(const graph::Layer& layer) {
+  using graph::LayerKind;
+  if (layer.kind == LayerKind::kFullyConnected) return static_cast<int>(hw::Kernel::kFullyConnected);
+  if (layer.kind != LayerKind::kConv && layer.kind != LayerKind::kDeconv) return -1;
+  return static_cast<int>(layer.output.rank() == 3 ? hw::Kernel::kConv3d : hw::Kernel::kConv2d);
+}
+
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& s, int bytesPerElement,
                     double channelTile, double inputChannels) {
   using graph::LayerKind;
@@ -33,6 +40,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
                      s.outputChannels * delta;
   const double weights = static_cast<double>(c.params) * channelShare * delta;
   LayerWork w;
+  w.kernel = kernelOf(layer);
   w.forward = {c.forwardFlops * flopShare, in + out + weights};
   w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0};
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0};
@@ -43,10 +51,11 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   return w;
 }
 
-double passSeconds(const hw::Device& device, double peak, const PassWork& work) {
+double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward, int kernel) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
-  const double compute = work.flops > 0 ? work.flops / (peak * device.efficiencyAt(work.flops)) : 0;
-  const double memory = work.bytes / device.memoryBandwidth;
+  const double efficiency = work.flops > 0 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) : 1;
+  const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
+  const double memory = work.bytes * device.secondsPerByte(work.bytes);
   return device.callOverhead + std::max(compute, memory);
 }
 
@@ -56,7 +65,7 @@ double passWithEfficiency(const hw::Device& device, double peak, const PassWork&
                           double tileWaste) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   const double compute = work.flops > 0 ? work.flops * tileWaste / (peak * efficiency) : 0;
-  return device.callOverhead + std::max(compute, work.bytes / device.memoryBandwidth);
+  return device.callOverhead + std::max(compute, work.bytes * device.secondsPerByte(work.bytes));
 }
 
 }  // namespace
@@ -64,15 +73,18 @@ double passWithEfficiency(const hw::Device& device, double peak, const PassWork&
 LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& work) {
   // A pass memory-bound even at the curve's lowest efficiency needs no curve lookup (exact);
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
-  auto efficiency = [&](const PassWork& pass) {
+  auto efficiency = [&](const PassWork& pass, bool backward) {
     if (device.efficiencyFloor > 0 &&
-        pass.flops / (peak * device.efficiencyFloor) <= pass.bytes / device.memoryBandwidth) {
+        pass.flops / (peak * device.efficiencyFloor) <= pass.bytes * device.secondsPerByte(pass.bytes)) {
       return device.efficiencyFloor;
     }
-    return device.efficiencyAt(pass.flops);
+    if (pass.flops <= 0) return 1.0;
+    return device.efficiencyOf(work.kernel, backward, std::log(pass.flops));
   };
-  const double forward = efficiency(work.forward);
-  auto same = [&](const PassWork& pass) { return pass.flops == work.forward.flops ? forward : efficiency(pass); };
+  const double forward = efficiency(work.forward, false);
+  auto same = [&](const PassWork& pass) {
+    return pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) ? forward : efficiency(pass, true);
+  };
   return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste),
           passWithEfficiency(device, peak, work.backwardData, same(work.backwardData), work.tileWaste),
           passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight), work.tileWaste)};
@@ -88,6 +100,7 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
     p.view = layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten;
     p.weighted = layer.kind == LayerKind::kConv || layer.kind == LayerKind::kDeconv ||
                  layer.kind == LayerKind::kFullyConnected;
+    p.kernel = kernelOf(layer);
     p.flops[0] = static_cast<double>(c.forwardFlops);
     p.flops[1] = static_cast<double>(c.backwardDataFlops);
     p.flops[2] = static_cast<double>(c.backwardWeightFlops);
@@ -133,7 +146,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double bytes = p.inputElements * s.samples * s.inputSpatial * s.inputChannels * delta +
                        p.outputElements * s.samples * s.spatial * s.outputChannels * delta +
                        p.params * channelShare * delta;
-  const double memorySeconds = bytes * rates.secondsPerByte;
+  const double memorySeconds = bytes * (device.bandwidthCurve.empty() ? rates.secondsPerByte : device.secondsPerByte(bytes));
   const double floorSeconds = rates.floorSecondsPerFlop;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes) {
@@ -144,10 +157,10 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     double efficiency;
     if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds) {
       efficiency = device.efficiencyFloor;
-    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0]) {
+    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel)) {
       efficiency = forwardEfficiency;
     } else {
-      efficiency = device.efficiencyAtLog(p.logFlops[k] + logs(flopShare));
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare));
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

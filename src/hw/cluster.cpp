@@ -35,15 +35,64 @@ double Device::efficiencyAt(double flops) const {
   return efficiency.back().efficiency;
 }
 
+namespace {
+
+// Linear in log(flops) between the points of `curve`, whose logarithms are `logs`; clamped.
+double interpolateLog(const std::vector<EfficiencyPoint>& curve, const std::vector<double>& logs, double logFlops) {
+  if (curve.empty()) return 1.0;
+  if (logFlops <= logs.front()) return curve.front().efficiency;
+  if (logFlops >= logs.back()) return curve.back().efficiency;
+  std::size_t i = 1;
+  while (logFlops > logs[i]) ++i;
+  const double t = (logFlops - logs[i - 1]) / (logs[i] - logs[i - 1]);
+  return curve[i - 1].efficiency + t * (curve[i].efficiency - curve[i - 1].efficiency);
+}
+
+std::vector<double> logsOf(const std::vector<EfficiencyPoint>& curve) {
+  std::vector<double> logs;
+  for (const EfficiencyPoint& p : curve) logs.push_back(std::log(p.flops));
+  return logs;
+}
+
+}  // namespace
+
 double Device::efficiencyAtLog(double logFlops) const {
   if (efficiencyLogs.size() != efficiency.size()) return efficiencyAt(std::exp(logFlops));
-  if (efficiency.empty()) return 1.0;
-  if (logFlops <= efficiencyLogs.front()) return efficiency.front().efficiency;
-  if (logFlops >= efficiencyLogs.back()) return efficiency.back().efficiency;
-  std::size_t i = 1;
-  while (logFlops > efficiencyLogs[i]) ++i;
-  const double t = (logFlops - efficiencyLogs[i - 1]) / (efficiencyLogs[i] - efficiencyLogs[i - 1]);
-  return efficiency[i - 1].efficiency + t * (efficiency[i].efficiency - efficiency[i - 1].efficiency);
+  return interpolateLog(efficiency, efficiencyLogs, logFlops);
+}
+
+double Device::backwardEfficiencyAtLog(double logFlops) const {
+  if (backwardEfficiency.empty()) return efficiencyAtLog(logFlops);
+  if (backwardEfficiencyLogs.size() != backwardEfficiency.size()) {
+    return interpolateLog(backwardEfficiency, logsOf(backwardEfficiency), logFlops);
+  }
+  return interpolateLog(backwardEfficiency, backwardEfficiencyLogs, logFlops);
+}
+
+double Device::efficiencyOf(int kernel, bool backward, double logFlops) const {
+  if (kernel >= 0) {
+    const KernelCurves& k = kernels[kernel];
+    const std::vector<double>(&logs)[2] = kernelLogs[kernel];
+    if (backward && !k.backward.empty()) {
+      return interpolateLog(k.backward, logs[1].size() == k.backward.size() ? logs[1] : logsOf(k.backward), logFlops);
+    }
+    if (!k.forward.empty() && !(backward && !backwardEfficiency.empty())) {
+      return interpolateLog(k.forward, logs[0].size() == k.forward.size() ? logs[0] : logsOf(k.forward), logFlops);
+    }
+  }
+  return backward ? backwardEfficiencyAtLog(logFlops) : efficiencyAtLog(logFlops);
+}
+
+double Device::secondsPerByte(double bytes) const {
+  if (bandwidthCurve.empty() || bytes <= 0) return 1 / memoryBandwidth;
+  if (bandwidthLogs.size() != bandwidthCurve.size()) {
+    return 1 / interpolateLog(bandwidthCurve, logsOf(bandwidthCurve), std::log(bytes));
+  }
+  return 1 / interpolateLog(bandwidthCurve, bandwidthLogs, std::log(bytes));
+}
+
+bool Device::backwardDiffers(int kernel) const {
+  return !backwardEfficiency.empty() || (kernel >= 0 && !kernels[kernel].backward.empty());
 }
 
 int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
@@ -55,11 +104,19 @@ int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
 }
 
 void Device::prepare() {
-  efficiencyLogs.clear();
-  efficiencyFloor = efficiency.empty() ? 1.0 : efficiency.front().efficiency;
-  for (const EfficiencyPoint& p : efficiency) {
-    efficiencyLogs.push_back(std::log(p.flops));
-    efficiencyFloor = std::min(efficiencyFloor, p.efficiency);
+  efficiencyLogs = logsOf(efficiency);
+  backwardEfficiencyLogs = logsOf(backwardEfficiency);
+  bandwidthLogs = logsOf(bandwidthCurve);
+  efficiencyFloor = 1.0;
+  std::vector<const std::vector<EfficiencyPoint>*> curves{&efficiency, &backwardEfficiency};
+  for (int k = 0; k < kKernels; ++k) {
+    kernelLogs[k][0] = logsOf(kernels[k].forward);
+    kernelLogs[k][1] = logsOf(kernels[k].backward);
+    curves.push_back(&kernels[k].forward);
+    curves.push_back(&kernels[k].backward);
+  }
+  for (const auto* curve : curves) {
+    for (const EfficiencyPoint& p : *curve) efficiencyFloor = std::min(efficiencyFloor, p.efficiency);
   }
 }
 
@@ -116,13 +173,28 @@ void Cluster::validate(const std::string& source) const {
   if (!(device.memoryBandwidth > 0)) fail("device.memory_bandwidth", "expected > 0");
   if (device.callOverhead < 0) fail("device.layer_overhead", "expected >= 0");
   if (!(device.channelTile >= 1)) fail("device.channel_tile", fmt::format("expected >= 1, found {}", device.channelTile));
-  for (std::size_t i = 0; i < device.efficiency.size(); ++i) {
-    const EfficiencyPoint& p = device.efficiency[i];
-    if (!(p.flops > 0 && p.flops <= 1e30) || !(p.efficiency >= 1e-6) || p.efficiency > 1) {
-      fail(fmt::format("device.efficiency[{}]", i), "expected 0 < flops <= 1e30 and 1e-6 <= efficiency <= 1");
-    }
-    if (i > 0 && !(p.flops > device.efficiency[i - 1].flops)) {
-      fail(fmt::format("device.efficiency[{}]", i), "expected flops to increase along the curve");
+  std::vector<std::pair<std::string, const std::vector<EfficiencyPoint>*>> curves{
+      {"efficiency", &device.efficiency}, {"backward_efficiency", &device.backwardEfficiency}};
+  for (int k = 0; k < kKernels; ++k) {
+    curves.emplace_back(fmt::format("kernels.{}.efficiency", kKernelKeys[k]), &device.kernels[k].forward);
+    curves.emplace_back(fmt::format("kernels.{}.backward_efficiency", kKernelKeys[k]), &device.kernels[k].backward);
+  }
+  for (std::size_t i = 0; i < device.bandwidthCurve.size(); ++i) {
+    const EfficiencyPoint& p = device.bandwidthCurve[i];
+    const std::string key = fmt::format("device.memory_bandwidth_curve[{}]", i);
+    within(p.flops, 1, 1e18, key + " bytes");
+    within(p.efficiency, 1e3, 1e16, key + " bandwidth");
+    if (i > 0 && !(p.flops > device.bandwidthCurve[i - 1].flops)) fail(key, "expected bytes to increase along the curve");
+  }
+  for (const auto& [key, curve] : curves) {
+    for (std::size_t i = 0; i < curve->size(); ++i) {
+      const EfficiencyPoint& p = (*curve)[i];
+      if (!(p.flops > 0 && p.flops <= 1e30) || !(p.efficiency >= 1e-6) || p.efficiency > 1) {
+        fail(fmt::format("device.{}[{}]", key, i), "expected 0 < flops <= 1e30 and 1e-6 <= efficiency <= 1");
+      }
+      if (i > 0 && !(p.flops > (*curve)[i - 1].flops)) {
+        fail(fmt::format("device.{}[{}]", key, i), "expected flops to increase along the curve");
+      }
     }
   }
   for (const ImplementationFactor& f : kImplementationFactors) {

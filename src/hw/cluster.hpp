@@ -15,11 +15,26 @@ struct EfficiencyPoint {
   double efficiency;  // achieved fraction of peak at that size
 };
 
+// The kinds of matrix kernel a device may run at rates of their own (3-D convolutions are
+// not 2-D ones with more FLOPs), by their YAML keys.
+enum class Kernel { kConv2d, kConv3d, kFullyConnected };
+inline constexpr const char* kKernelKeys[] = {"conv2d", "conv3d", "fully_connected"};
+inline constexpr int kKernels = 3;
+
+struct KernelCurves {
+  std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
+};
+
 struct Device {
   std::string name;
   std::map<std::string, double> peakFlops;  // FLOP/s per data type: fp32, tf32, fp16, bf16, ...
   double memoryBytes = 0;
   double memoryBandwidth = 0;  // bytes/s
+  // Optional: the bandwidth a layer pass moving that many bytes reaches, increasing in bytes
+  // ({bytes, bandwidth} points; interpolated in log(bytes), clamped): small tensors stay in
+  // the caches, large ones stream from memory. Empty: memoryBandwidth for every size.
+  std::vector<EfficiencyPoint> bandwidthCurve;  // {bytes, bytes/s}
+  double secondsPerByte(double bytes) const;
   // Fixed cost of launching one layer pass (kernel launches, framework dispatch): what keeps
   // a tiny local problem from running in proportion to its FLOPs.
   double callOverhead = 0;
@@ -28,16 +43,31 @@ struct Device {
   double channelTile = 1;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
+  // The same for the backward passes (gradients of data and of weights), by the FLOPs of one
+  // pass: a CPU's convolution kernels run them at a lower rate than forward. Empty: the
+  // forward curve.
+  std::vector<EfficiencyPoint> backwardEfficiency;
 
   double peak(const std::string& dtype) const;  // throws NotFoundError naming the dtypes known
   double efficiencyAt(double flops) const;
   // The same for log(flops), without a logarithm per call when prepare() has run (the oracle
   // adds log(share) to a layer's cached log(flops)).
   double efficiencyAtLog(double logFlops) const;
+  double backwardEfficiencyAtLog(double logFlops) const;  // the backward curve, or the forward one
+  // Per kernel kind, curves of its own.
+  KernelCurves kernels[kKernels];
+  // The efficiency of a pass of `kernel` (-1: not a matrix kernel) at log(flops): the most
+  // specific curve there is: the kernel's for that pass, the device's for that pass, the
+  // kernel's forward, the device's forward.
+  double efficiencyOf(int kernel, bool backward, double logFlops) const;
+  // Whether a backward pass of `kernel` has a curve other than its forward's.
+  bool backwardDiffers(int kernel) const;
   // Caches log(flops) of the curve's points (the loader calls it; efficiencyAt works without).
   void prepare();
-  std::vector<double> efficiencyLogs;
-  // The lowest efficiency on the curve (1 without a curve), set by prepare(): a pass whose
+  std::vector<double> efficiencyLogs, backwardEfficiencyLogs;
+  std::vector<double> kernelLogs[kKernels][2];  // forward, backward
+  std::vector<double> bandwidthLogs;
+  // The lowest efficiency on the curves (1 without a curve), set by prepare(): a pass whose
   // FLOPs at this efficiency still take less time than its bytes is memory-bound whatever the
   // curve says, and the oracle skips evaluating it.
   double efficiencyFloor = 0;

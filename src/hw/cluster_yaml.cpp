@@ -20,8 +20,25 @@ double hostMemory() {
 
 bool isAuto(const YamlValue& v) { return v.isScalar() && v.text() == "auto"; }
 
+// [[flops, efficiency], ...] or [{flops, efficiency}, ...].
+std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
+  std::vector<EfficiencyPoint> points;
+  for (const YamlValue& point : curve.items()) {
+    if (point.isSequence()) {
+      const auto pair = point.items();
+      if (pair.size() != 2) point.fail("expected [flops, efficiency]");
+      points.push_back({pair[0].number(), pair[1].number()});
+    } else {
+      point.requireKeys({"flops", "efficiency"});
+      points.push_back({point.at("flops").number(), point.at("efficiency").number()});
+    }
+  }
+  return points;
+}
+
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
-  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "efficiency", "layer_overhead", "channel_tile"});
+  v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
+                 "backward_efficiency", "kernels", "layer_overhead", "channel_tile"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -37,16 +54,17 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.memoryBandwidth = v.at("memory_bandwidth").quantity(Quantity::kBytesPerSecond);
   if (auto overhead = v.find("layer_overhead")) d.callOverhead = overhead->quantity(Quantity::kSeconds);
   d.channelTile = v.number("channel_tile", 1.0);
-  if (auto curve = v.find("efficiency")) {
-    for (const YamlValue& point : curve->items()) {
-      if (point.isSequence()) {
-        const auto pair = point.items();
-        if (pair.size() != 2) point.fail("expected [flops, efficiency]");
-        d.efficiency.push_back({pair[0].number(), pair[1].number()});
-      } else {
-        point.requireKeys({"flops", "efficiency"});
-        d.efficiency.push_back({point.at("flops").number(), point.at("efficiency").number()});
-      }
+  if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
+  if (auto curve = v.find("backward_efficiency")) d.backwardEfficiency = readCurve(*curve);
+  if (auto curve = v.find("memory_bandwidth_curve")) d.bandwidthCurve = readCurve(*curve);
+  if (auto kernels = v.find("kernels")) {
+    kernels->requireKeys(std::vector<std::string>(std::begin(kKernelKeys), std::end(kKernelKeys)));
+    for (int k = 0; k < kKernels; ++k) {
+      const auto kernel = kernels->find(kKernelKeys[k]);
+      if (!kernel) continue;
+      kernel->requireKeys({"efficiency", "backward_efficiency"});
+      if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
+      if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
     }
   }
   return d;
@@ -171,10 +189,24 @@ std::string clusterYaml(const Cluster& c) {
   }
   y += fmt::format("}}\n  memory: {:.17g}\n  memory_bandwidth: {:.17g}\n  layer_overhead: {:.17g}\n  channel_tile: {:.17g}\n",
                    c.device.memoryBytes, c.device.memoryBandwidth, c.device.callOverhead, c.device.channelTile);
-  if (!c.device.efficiency.empty()) {
-    y += "  efficiency:";
-    for (const EfficiencyPoint& p : c.device.efficiency) y += fmt::format("\n    - [{:.6g}, {:.6g}]", p.flops, p.efficiency);
+  auto writeCurve = [&](const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
+    if (curve.empty()) return;
+    y += fmt::format("{}{}:", indent, key);
+    for (const EfficiencyPoint& p : curve) y += fmt::format("\n{}  - [{:.6g}, {:.6g}]", indent, p.flops, p.efficiency);
     y += "\n";
+  };
+  writeCurve("efficiency", c.device.efficiency, "  ");
+  writeCurve("backward_efficiency", c.device.backwardEfficiency, "  ");
+  writeCurve("memory_bandwidth_curve", c.device.bandwidthCurve, "  ");
+  bool anyKernel = false;
+  for (int k = 0; k < kKernels; ++k) {
+    const KernelCurves& curves = c.device.kernels[k];
+    if (curves.forward.empty() && curves.backward.empty()) continue;
+    if (!anyKernel) y += "  kernels:\n";
+    anyKernel = true;
+    y += fmt::format("    {}:\n", kKernelKeys[k]);
+    writeCurve("efficiency", curves.forward, "      ");
+    writeCurve("backward_efficiency", curves.backward, "      ");
   }
   y += fmt::format("devices_per_node: {}\nnodes: {}\nnetwork:\n", c.devicesPerNode, c.nodes);
   for (const NetworkLevel& l : c.levels) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "graph/model.hpp"
@@ -36,8 +37,7 @@ TEST(Compute, LocalShareScalesFlopsAndBytes) {
 
 // The prepared path the oracle runs must give what the reference formulas give, for every
 // layer of real models, at random shares, on a device whose curve and floor both matter.
-TEST(Compute, PreparedProfileEqualsReference) {
-  const hw::Cluster cluster = hw::loadCluster("abci");
+void expectPreparedEqualsReference(const hw::Cluster& cluster) {
   const double peak = cluster.device.peak("fp32");
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> fraction(0.01, 1.0);
@@ -74,6 +74,36 @@ TEST(Compute, PreparedProfileEqualsReference) {
     }
     EXPECT_GT(compared, m.size()) << name;
   }
+}
+
+TEST(Compute, PreparedProfileEqualsReference) { expectPreparedEqualsReference(hw::loadCluster("abci")); }
+
+// The same with curves per pass and kernel kind and a bandwidth by size, as calibrate fits.
+TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
+  hw::Cluster c = hw::loadCluster("abci");
+  c.device.backwardEfficiency = {{1e6, 0.02}, {1e9, 0.4}};
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv3d)] = {{{1e8, 0.1}, {1e10, 0.3}}, {{1e8, 0.05}, {1e10, 0.2}}};
+  c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].forward = {{1e5, 0.01}, {1e8, 0.2}};
+  c.device.bandwidthCurve = {{1e4, 2e12}, {1e8, 5e11}};
+  c.device.prepare();
+  expectPreparedEqualsReference(c);
+}
+
+// A kernel's curve is used for its layers only; backward passes take the backward curve.
+TEST(Compute, KernelAndPassPickTheirCurve) {
+  hw::Device d;
+  d.memoryBandwidth = 1e18;
+  d.efficiency = {{1, 0.5}};
+  d.backwardEfficiency = {{1, 0.25}};
+  d.kernels[static_cast<int>(hw::Kernel::kConv3d)] = {{{1, 0.1}}, {{1, 0.05}}};
+  d.prepare();
+  const double logFlops = std::log(1e9);
+  EXPECT_EQ(d.efficiencyOf(-1, false, logFlops), 0.5);
+  EXPECT_EQ(d.efficiencyOf(-1, true, logFlops), 0.25);
+  EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv2d), true, logFlops), 0.25);
+  EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv3d), false, logFlops), 0.1);
+  EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv3d), true, logFlops), 0.05);
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e9, {1e9, 1}, true, static_cast<int>(hw::Kernel::kConv3d)), 20);
 }
 
 }  // namespace

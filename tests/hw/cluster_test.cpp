@@ -56,6 +56,12 @@ TEST(Cluster, LocalPresetReadsTheHost) {
 TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
   for (const Preset& preset : presets()) {
     Cluster c = loadCluster(preset.name);
+    if (preset.name == "local") {
+      c.device.backwardEfficiency = {{1e6, 0.1}, {1e9, 0.5}};
+      c.device.kernels[static_cast<int>(Kernel::kConv3d)].backward = {{1e8, 0.3}};
+      c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
+      c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5};
+    }
     if (preset.name == "abci") {
       c.implementation.halo = 3;
       c.implementation.paths[static_cast<int>(CommPath::kPointToPoint)].push_back({"rack", 40e-6, 1 / 2.5e9});
@@ -85,6 +91,21 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       EXPECT_EQ(back.levels[l].oversubscription, c.levels[l].oversubscription);
     }
     EXPECT_EQ(back.implementation.halo, c.implementation.halo);
+    EXPECT_EQ(back.implementation.overlap.hidden, c.implementation.overlap.hidden);
+    EXPECT_EQ(back.implementation.overlap.slowdown, c.implementation.overlap.slowdown);
+    const auto sameCurve = [&](const std::vector<EfficiencyPoint>& a, const std::vector<EfficiencyPoint>& b) {
+      ASSERT_EQ(a.size(), b.size()) << preset.name;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_NEAR(a[i].flops / b[i].flops, 1, 1e-5);
+        EXPECT_NEAR(a[i].efficiency / b[i].efficiency, 1, 1e-5);
+      }
+    };
+    sameCurve(back.device.backwardEfficiency, c.device.backwardEfficiency);
+    sameCurve(back.device.bandwidthCurve, c.device.bandwidthCurve);
+    for (int k = 0; k < kKernels; ++k) {
+      sameCurve(back.device.kernels[k].forward, c.device.kernels[k].forward);
+      sameCurve(back.device.kernels[k].backward, c.device.kernels[k].backward);
+    }
     for (int p = 0; p < kCommPaths; ++p) {
       ASSERT_EQ(back.implementation.paths[p].size(), c.implementation.paths[p].size());
       for (std::size_t i = 0; i < c.implementation.paths[p].size(); ++i) {

@@ -8,6 +8,49 @@
 #include "train/torch_runtime.hpp"
 
 namespace paraxis::calib {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double medianOf(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Every layer's backward pass alone (both gradients; 0 where none is taken): its inputs are
+// the forward's outputs, detached, needing a gradient; the median over `repeats` after one
+// warm-up. Out-of-place ReLU and Add: an in-place op cannot write a leaf that needs a gradient.
+std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tensor& input, int repeats,
+                                    const std::function<void()>& beforePass) {
+  train::IrNet net(model, train::IrNetOptions{.inPlace = false});
+  net->train();
+  std::vector<torch::Tensor> outputs;
+  {
+    torch::NoGradGuard values;
+    outputs = net->run(input);
+  }
+  std::vector<double> seconds(model.size(), 0.0);
+  for (int i = 1; i < model.size(); ++i) {
+    const graph::Layer& layer = model.layer(i);
+    if (layer.counts.forwardFlops <= 0 || !outputs[i].defined()) continue;
+    std::vector<torch::Tensor> inputs = outputs;
+    for (int j : layer.inputs) inputs[j] = outputs[j].detach().requires_grad_(true);
+    const torch::Tensor y = net->applyLayer(i, inputs);
+    if (!y.requires_grad()) continue;
+    const torch::Tensor gradient = torch::randn_like(y);
+    std::vector<double> times;
+    for (int pass = 0; pass <= repeats; ++pass) {
+      if (beforePass) beforePass();
+      const auto start = Clock::now();
+      y.backward(gradient, /*retain_graph=*/true);
+      if (pass > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    seconds[i] = medianOf(times);
+  }
+  return seconds;
+}
+
+}  // namespace
 
 std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
                                          const std::function<void()>& beforePass) {
@@ -20,7 +63,6 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
   dims.insert(dims.end(), shape.spatial.begin(), shape.spatial.end());
   const torch::Tensor input = torch::randn(dims);
 
-  using Clock = std::chrono::steady_clock;
   std::vector<Clock::time_point> marks(model.size() + 1);
   net->setBeforeLayer([&](int i) { marks[i] = Clock::now(); });
   std::vector<std::vector<double>> seconds(model.size());
@@ -35,6 +77,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
   }
   net->setBeforeLayer(nullptr);
 
+  const std::vector<double> backward = backwardSeconds(model, input, repeats, beforePass);
   std::vector<TimedCall> calls;
   for (int i = 1; i < model.size(); ++i) {
     const graph::Layer& layer = model.layer(i);
@@ -44,9 +87,15 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
                                                  {.samples = static_cast<double>(batch)}, model.bytesPerElement());
     std::vector<double>& s = seconds[i];
     std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-    const bool matrix = layer.kind == graph::LayerKind::kConv || layer.kind == graph::LayerKind::kDeconv ||
-                        layer.kind == graph::LayerKind::kFullyConnected;
-    calls.push_back({work.forward.flops, work.forward.bytes, matrix, s[s.size() / 2]});
+    TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, s[s.size() / 2], work.kernel};
+    if (backward[i] > 0) {
+      call.backwardPasses = (work.backwardData.flops > 0 ? 1 : 0) + (work.backwardWeight.flops > 0 ? 1 : 0);
+      call.backwardFlops = work.backwardData.flops + work.backwardWeight.flops;
+      call.backwardBytes = work.backwardData.bytes + work.backwardWeight.bytes;
+      call.backwardSeconds = backward[i];
+    }
+    call.layer = layer.name;
+    calls.push_back(call);
   }
   return calls;
 }
