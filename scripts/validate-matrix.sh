@@ -17,6 +17,9 @@
 #   --hosts RATE     2 network-namespace hosts x 2 ranks joined at RATE (tc's syntax: 1gbit;
 #                    needs root; scripts/netns-hosts.sh), grids of 4 ranks; default: 2 ranks here
 #   --keep DIR       keep the reports in DIR; reports already there are used, not rerun
+#   --fit-models L   also the transfer check: `paraxis calibrate --measured` on the runs of
+#                    the models in L (comma-separated, as in --models), then the other models'
+#                    runs validated against that calibrated cluster, with no refit
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
@@ -26,8 +29,10 @@ iterations=10
 hosts=""
 keep=""
 quick=""
+fit_models=""
 while [ $# -gt 0 ]; do
   case $1 in
+    --fit-models) fit_models=${2:?--fit-models needs a list}; shift 2 ;;
     --quick) quick=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
@@ -107,6 +112,7 @@ for report in "${reports[@]}"; do
     echo "  validate refused $(basename "$report")" >&2
 done
 
+summary() {
 /usr/bin/python3 - "$work" "$cluster" <<'PY'
 import glob, json, os, sys
 from collections import defaultdict
@@ -159,3 +165,29 @@ for model, pairs in by_model.items():
     tau = kendall_tau_b([a for a, _ in pairs], [b for _, b in pairs])
     print(f"{model}: Kendall tau-b of predicted against measured totals over {len(pairs)} grids: {tau:.2f}")
 PY
+}
+summary
+
+# The transfer check: fit on some models' runs, validate the others' against the fit.
+[ -n "$fit_models" ] || exit 0
+fitted=() held=()
+IFS=, read -r -a fit_list <<<"$fit_models"
+for report in "${reports[@]}"; do
+  name=$(basename "$report"); name=${name%%.*}
+  in_fit=""
+  for model in "${fit_list[@]}"; do [ "$name" = "${model//@/_}" ] && in_fit=1; done
+  if [ -n "$in_fit" ]; then fitted+=("$report"); else held+=("$report"); fi
+done
+[ ${#fitted[@]} -gt 0 ] && [ ${#held[@]} -gt 0 ] ||
+  { echo "validate-matrix.sh: --fit-models: expected runs both of $fit_models and of other models" >&2; exit 2; }
+"$paraxis" calibrate --cluster "$cluster" --measured "${fitted[@]}" --out "$work/transfer.yaml" >"$work/transfer.log" 2>&1 ||
+  { echo "validate-matrix.sh: calibrate on $fit_models failed: $(tail -1 "$work/transfer.log")" >&2; exit 1; }
+echo
+echo "transfer: calibrated on the ${#fitted[@]} runs of $fit_models ($(grep -m1 'mean absolute error on the fitted' "$work/transfer.log"))"
+rm -f "$work"/*.validated
+for report in "${held[@]}"; do
+  "$paraxis" validate --measured "$report" --cluster "$work/transfer.yaml" --json >"${report%.json}.validated" ||
+    echo "  validate refused $(basename "$report")" >&2
+done
+cluster=$work/transfer.yaml
+summary | tail -n +2

@@ -343,7 +343,8 @@ ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<
 
 ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs) {
   hw::Cluster cluster = *inputs.front().cluster;
-  cluster.implementation = hw::Implementation{};
+  // The factors start at 1; what was measured of the paths and the overlap stays.
+  for (const Factor& f : hw::kImplementationFactors) cluster.implementation.*f.field = 1;
   std::vector<PlanInputs> in = inputs;
   for (PlanInputs& each : in) each.cluster = &cluster;
   const std::vector<std::shared_ptr<const plan::Oracle::Profiles>> profiles = profilesOf(in);

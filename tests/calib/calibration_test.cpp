@@ -163,6 +163,21 @@ TEST_F(Fit, RecoversTheFactorsThatMadeTheRuns) {
   EXPECT_EQ(std::count(fit.fitted.begin(), fit.fitted.end(), "halo"), 1);
 }
 
+// A cluster measured by calibrate --quick keeps its paths and overlap through a fit of the
+// factors on top, and the runs made with them are fitted with factors near 1.
+TEST_F(Fit, KeepsWhatWasMeasured) {
+  cluster.implementation.paths[static_cast<int>(hw::CommPath::kGradientAllreduce)] = {{"rack", 30e-6, 1 / 5e9}};
+  cluster.implementation.overlap = {.hidden = 0.5, .slowdown = 1.2};
+  const hw::Implementation measured = cluster.implementation;
+  const std::vector<calib::MeasuredRun> runs =
+      synthetic(measured, {shaped("data", "data=64", 4096), shaped("data+filter", "data=8xfilter=4", 512)});
+  const calib::ImplementationFit fit = calib::fitImplementation(in, runs);
+  EXPECT_LT(fit.errorBefore, 1e-9);
+  ASSERT_EQ(fit.implementation.paths[static_cast<int>(hw::CommPath::kGradientAllreduce)].size(), 1u);
+  EXPECT_EQ(fit.implementation.overlap.hidden, 0.5);
+  EXPECT_NEAR(fit.implementation.gradientAllreduce, 1, 0.01);
+}
+
 TEST(MeasuredRuns, ReadsTheFormat) {
   const std::vector<calib::MeasuredRun> runs = calib::readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
   ASSERT_EQ(runs.size(), 12U);
