@@ -70,15 +70,20 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   return d;
 }
 
+// Seconds per byte from exactly one of 'bandwidth' or 'beta'.
+double readBeta(const YamlValue& v) {
+  const auto bandwidth = v.find("bandwidth");
+  const auto beta = v.find("beta");
+  if (bandwidth.has_value() == beta.has_value()) v.fail("give exactly one of 'bandwidth' or 'beta'");
+  return bandwidth ? 1.0 / bandwidth->quantity(Quantity::kBytesPerSecond) : beta->number();
+}
+
 NetworkLevel readLevel(const YamlValue& v, std::int64_t devicesPerNode, std::int64_t total) {
   v.requireKeys({"name", "alpha", "bandwidth", "beta", "ranks", "links", "oversubscription", "contention"});
   NetworkLevel level;
   level.name = v.at("name").text();
   level.alpha = v.at("alpha").quantity(Quantity::kSeconds);
-  const auto bandwidth = v.find("bandwidth");
-  const auto beta = v.find("beta");
-  if (bandwidth.has_value() == beta.has_value()) v.fail("give exactly one of 'bandwidth' or 'beta'");
-  level.beta = bandwidth ? 1.0 / bandwidth->quantity(Quantity::kBytesPerSecond) : beta->number();
+  level.beta = readBeta(v);
   const YamlValue ranks = v.at("ranks");
   const std::string spec = ranks.isScalar() ? ranks.text() : "";
   // "node" and "all" keep presets valid when devices_per_node or nodes change.
@@ -95,10 +100,7 @@ PathLink readPathLink(const YamlValue& v) {
   PathLink link;
   link.level = v.at("level").text();
   link.alpha = v.at("alpha").quantity(Quantity::kSeconds);
-  const auto bandwidth = v.find("bandwidth");
-  const auto beta = v.find("beta");
-  if (bandwidth.has_value() == beta.has_value()) v.fail("give exactly one of 'bandwidth' or 'beta'");
-  link.beta = bandwidth ? 1.0 / bandwidth->quantity(Quantity::kBytesPerSecond) : beta->number();
+  link.beta = readBeta(v);
   return link;
 }
 
