@@ -20,6 +20,7 @@
 #   --fit-models L   also the transfer check: `paraxis calibrate --measured` on the runs of
 #                    the models in L (comma-separated, as in --models), then the other models'
 #                    runs validated against that calibrated cluster, with no refit
+#   --fit KIND       what that calibration fits: factors (default) or physical
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
@@ -30,8 +31,10 @@ hosts=""
 keep=""
 quick=""
 fit_models=""
+fit_kind=factors
 while [ $# -gt 0 ]; do
   case $1 in
+    --fit) fit_kind=${2:?--fit needs factors or physical}; shift 2 ;;
     --fit-models) fit_models=${2:?--fit-models needs a list}; shift 2 ;;
     --quick) quick=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
@@ -180,10 +183,10 @@ for report in "${reports[@]}"; do
 done
 [ ${#fitted[@]} -gt 0 ] && [ ${#held[@]} -gt 0 ] ||
   { echo "validate-matrix.sh: --fit-models: expected runs both of $fit_models and of other models" >&2; exit 2; }
-"$paraxis" calibrate --cluster "$cluster" --measured "${fitted[@]}" --out "$work/transfer.yaml" >"$work/transfer.log" 2>&1 ||
+"$paraxis" calibrate --fit "$fit_kind" --cluster "$cluster" --measured "${fitted[@]}" --out "$work/transfer.yaml" >"$work/transfer.log" 2>&1 ||
   { echo "validate-matrix.sh: calibrate on $fit_models failed: $(tail -1 "$work/transfer.log")" >&2; exit 1; }
 echo
-echo "transfer: calibrated on the ${#fitted[@]} runs of $fit_models ($(grep -m1 'mean absolute error on the fitted' "$work/transfer.log"))"
+echo "transfer: calibrated ($fit_kind) on the ${#fitted[@]} runs of $fit_models ($(grep -m1 'mean absolute error on the fitted' "$work/transfer.log"))"
 rm -f "$work"/*.validated
 for report in "${held[@]}"; do
   "$paraxis" validate --measured "$report" --cluster "$work/transfer.yaml" --json >"${report%.json}.validated" ||

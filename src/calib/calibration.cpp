@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "calib/coordinate_search.hpp"
+#include "calib/fit_parameters.hpp"
 #include "core/counts.hpp"
 #include "core/error.hpp"
 #include "plan/estimator.hpp"
@@ -80,21 +81,6 @@ Predicted predict(plan::Oracle& oracle, const MeasuredRun& run, Estimate* out) {
 }
 
 using Factor = hw::ImplementationFactor;
-
-bool exercises(const Grid& g, const Factor& f) {
-  const double hw::Implementation::*field = f.field;
-  // Runs with a model-parallel axis also have unsplit layers, but too few to pin this factor.
-  if (field == &hw::Implementation::compute) return g.modelParallel() == 1;
-  if (field == &hw::Implementation::spatialCompute || field == &hw::Implementation::halo ||
-      field == &hw::Implementation::spatialGather) {
-    return g.spatial() > 1;
-  }
-  if (field == &hw::Implementation::filterCompute || field == &hw::Implementation::filterCollectives) return g.filter > 1;
-  if (field == &hw::Implementation::channelCompute || field == &hw::Implementation::channelCollectives) {
-    return g.channel > 1;
-  }
-  return static_cast<std::int64_t>(g.data) * g.spatial() > 1;
-}
 
 double squaredLogError(double predicted, double measured) {
   const double r = std::log(std::max(predicted, 1e-12) / measured);
@@ -337,11 +323,12 @@ double meanAbsoluteError(const std::vector<RunComparison>& rows) {
   return sum / static_cast<double>(rows.size());
 }
 
-ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs) {
-  return fitImplementation(std::vector<PlanInputs>(runs.size(), inputs), runs);
+ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs, FitKind kind) {
+  return fitImplementation(std::vector<PlanInputs>(runs.size(), inputs), runs, kind);
 }
 
-ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs) {
+ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs,
+                                    FitKind kind) {
   hw::Cluster cluster = *inputs.front().cluster;
   // The factors start at 1; what was measured of the paths and the overlap stays.
   for (const Factor& f : hw::kImplementationFactors) cluster.implementation.*f.field = 1;
@@ -350,23 +337,22 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
   const std::vector<std::shared_ptr<const plan::Oracle::Profiles>> profiles = profilesOf(in);
 
   ImplementationFit fit;
-  std::vector<const Factor*> free;
-  for (const Factor& f : hw::kImplementationFactors) {
-    const bool used = std::any_of(runs.begin(), runs.end(), [&](const MeasuredRun& r) { return exercises(r.strategy.grid, f); });
-    if (used) {
-      free.push_back(&f);
-      fit.fitted.push_back(f.key);
-    }
-  }
+  std::vector<FitParameter> free = fitParameters(cluster, runs, kind);
+  for (const FitParameter& p : free) fit.fitted.push_back(p.key);
   fit.errorBefore = meanAbsoluteError(compareRuns(in, runs));
 
-  // The pull towards 1: small beside a run's misfit, enough to settle a factor no run pins.
+  // The pull towards the starting figure: small beside a run's misfit, enough to settle a
+  // parameter no run pins.
   constexpr double kPull = 1e-3;
   auto objective = [&] {
     double sum = 0;
+    for (const FitParameter& p : free) {
+      p.apply();
+      sum += kPull * std::log(p.scale) * std::log(p.scale);
+    }
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const MeasuredRun& run = runs[i];
-      plan::Oracle oracle(in[i], profiles[i]);  // the factors changed: a fresh Oracle, the same model
+      plan::Oracle oracle(in[i], profiles[i]);  // the cluster changed: a fresh Oracle, the same model
       const Predicted p = predict(oracle, run, nullptr);
       // With overlap, how much communication a run "exposed" depends on its own accounting:
       // only a run that reduced after backward splits cleanly into compute and communication.
@@ -375,20 +361,17 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
       }
       sum += squaredLogError(p.total, run.total);
     }
-    for (const Factor* f : free) {
-      const double x = std::log(cluster.implementation.*(f->field));
-      sum += kPull * x * x;
-    }
     return sum;
   };
 
-  // Coordinate descent over log(factor).
+  // Coordinate descent over log(scale).
   double best = objective();
   for (int sweep = 0; sweep < 40; ++sweep) {
     const double before = best;
-    for (const Factor* f : free) best = minimiseCoordinate(cluster.implementation.*(f->field), objective);
+    for (FitParameter& p : free) best = minimiseCoordinate(p.scale, objective);
     if (before - best < 1e-10) break;
   }
+  for (const FitParameter& p : free) p.apply();
   fit.implementation = cluster.implementation;
   fit.errorAfter = meanAbsoluteError(compareRuns(in, runs));
   return fit;

@@ -60,18 +60,25 @@ std::vector<RunComparison> compareRuns(const PlanInputs& inputs, const std::vect
 std::vector<RunComparison> compareRuns(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs);
 double meanAbsoluteError(const std::vector<RunComparison>& rows);
 
+// What calibrate fits: a factor on each kind of predicted time, or the physical description
+// (compute factors, each communication path's alpha and beta per level, the overlap).
+enum class FitKind { kFactors, kPhysical };
+
 struct ImplementationFit {
   hw::Implementation implementation;    // the fitted factors; those no run exercises stay 1
-  std::vector<std::string> fitted;      // the factors the runs exercise, by their YAML keys
+  std::vector<std::string> fitted;      // the parameters the runs exercise (calib/fit_parameters.hpp keys)
   double errorBefore = 0;               // mean absolute error on the fitting runs, factors at 1
   double errorAfter = 0;                // and with the fitted factors
 };
 
 // Least squares on the logarithms of predicted over measured totals, and compute and
 // communication where a run gives them and did not overlap the two, with a weak pull of every
-// factor towards 1 so that one the runs cannot tell apart from another stays near 1.
-ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs);
+// parameter towards its starting figure so that one the runs cannot tell apart from another
+// stays near it.
+ImplementationFit fitImplementation(const PlanInputs& inputs, const std::vector<MeasuredRun>& runs,
+                                    FitKind kind = FitKind::kFactors);
 // The same with inputs[i] for runs[i]; every inputs[i].cluster must be the same machine.
-ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs);
+ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const std::vector<MeasuredRun>& runs,
+                                    FitKind kind = FitKind::kFactors);
 
 }  // namespace paraxis::calib

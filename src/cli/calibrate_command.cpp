@@ -22,6 +22,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
+#include "core/units.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
 #include "plan/planner.hpp"
@@ -38,6 +39,7 @@ struct Options : ModelSource {
   std::string dtype = "fp32";
   std::string fitGpus;  // calibrate: the runs at these GPU counts are fitted, the rest held out
   std::string out;      // calibrate: the calibrated cluster file
+  std::string fit = "factors";  // calibrate: factors or physical
   bool json = false;
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
   CLI::Option* modelOption = nullptr;
@@ -214,6 +216,33 @@ struct Calibration {
   std::vector<std::string> warnings;  // runs made on a machine the cluster does not describe
 };
 
+// The physical fit's communication paths and overlap (calibrate --fit physical).
+void printFittedPhysics(const calib::ImplementationFit& fit, const hw::Implementation& im, std::ostream& out) {
+  const auto fitted = [&](const std::string& key) {
+    return std::find(fit.fitted.begin(), fit.fitted.end(), key) != fit.fitted.end();
+  };
+  Table t;
+  for (const char* h : {"path", "level", "alpha", "bandwidth"}) {
+    t.addColumn(h, std::string(h) == "path" || std::string(h) == "level" ? Table::Align::kLeft : Table::Align::kRight);
+  }
+  bool any = false;
+  for (int p = 0; p < hw::kCommPaths; ++p) {
+    for (const hw::PathLink& l : im.paths[p]) {
+      if (!fitted(fmt::format("paths.{}.{}.alpha", hw::kCommPathKeys[p], l.level))) continue;
+      t.addRow({hw::kCommPathKeys[p], l.level, units::formatSeconds(l.alpha), units::formatRate(1 / l.beta)});
+      any = true;
+    }
+  }
+  if (any) {
+    out << "\ncommunication paths as fitted (alpha and bandwidth per level, in place of the level's):\n";
+    t.print(out);
+  }
+  if (fitted("overlap.hidden")) {
+    out << fmt::format("overlap as fitted: a reduction beside compute at {:.0f}% of its speed, compute {:.2f}x longer\n",
+                       im.overlap.hidden * 100, im.overlap.slowdown);
+  }
+}
+
 void printCalibration(const Calibration& c, std::ostream& out) {
   for (const std::string& w : c.warnings) out << "warning: " << w << '\n';
   out << '\n';
@@ -228,6 +257,7 @@ void printCalibration(const Calibration& c, std::ostream& out) {
   }
   out << "\nimplementation factors (predicted time of that kind x factor):\n";
   factors.print(out);
+  printFittedPhysics(c.fit, im, out);
   out << fmt::format("\nmean absolute error on the fitted runs: {:.1f}% with the factors at 1, {:.1f}% fitted\n",
                      c.fit.errorBefore * 100, c.fit.errorAfter * 100);
   if (c.heldOutError >= 0) {
@@ -239,11 +269,20 @@ void printCalibration(const Calibration& c, std::ostream& out) {
 nlohmann::json calibrationJson(const Calibration& c, const std::string& models, const std::string& written) {
   nlohmann::json factors = nlohmann::json::object();
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) factors[f.key] = c.calibrated.implementation.*f.field;
+  nlohmann::json paths = nlohmann::json::array();
+  const hw::Implementation& im = c.calibrated.implementation;
+  for (int p = 0; p < hw::kCommPaths; ++p) {
+    for (const hw::PathLink& l : im.paths[p]) {
+      paths.push_back({{"path", hw::kCommPathKeys[p]}, {"level", l.level}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta}});
+    }
+  }
   return {{"models", models},
           {"cluster", c.calibrated.name},
           {"warnings", c.warnings},
           {"runs", comparisonJson(c.rows, c.heldOut)},
           {"factors", factors},
+          {"paths", paths},
+          {"overlap", {{"hidden", im.overlap.hidden}, {"slowdown", im.overlap.slowdown}}},
           {"fitted", c.fit.fitted},
           {"error_before", c.fit.errorBefore},
           {"error_after", c.fit.errorAfter},
@@ -273,7 +312,8 @@ void runCalibrate(const Options& o, Context& context) {
                                fitting.size(), runs.size(), fmt::join(o.measured, ", "))
                 << std::flush;
   }
-  c.fit = calib::fitImplementation(fittingInputs, fitting);
+  c.fit = calib::fitImplementation(fittingInputs, fitting,
+                                   o.fit == "physical" ? calib::FitKind::kPhysical : calib::FitKind::kFactors);
   c.calibrated = cluster;
   c.calibrated.implementation = c.fit.implementation;
   c.calibrated.implementation.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", models.names(),
@@ -328,6 +368,10 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
   addCommon(c, o.get());
   c->add_option("--fit-gpus", o->fitGpus, "fit only the runs at these GPU counts (e.g. 32,64); the rest are held out");
   c->add_option("--out", o->out, "write the calibrated cluster file here");
+  c->add_option("--fit", o->fit,
+                 "what to fit: factors (one per kind of predicted time, default) or physical (compute factors, each "
+                 "communication path's alpha and bandwidth per level, the overlap)")
+      ->check(CLI::IsMember({"factors", "physical"}));
   c->add_flag("--quick", o->quick,
               "no runs: time this machine (under mpirun, the job's ranks and hosts) and fit every communication "
               "path's alpha and bandwidth per level and the device (about a minute)");

@@ -15,6 +15,8 @@ calibrated=$(mktemp /tmp/paraxis-calibrated.XXXXXX.yaml)
 expect_ok "held-out runs: [0-9.]+%" calibrate --measured "$runs" --fit-gpus 32,64 --out "$calibrated"
 expect_ok "implementation factors .*paraxis calibrate" clusters show "$calibrated"
 expect_ok "implementation factors: paraxis calibrate" validate --measured "$runs" --cluster "$calibrated"
+expect_ok "communication paths as fitted" calibrate --measured "$runs" --fit-gpus 32,64 --fit physical
+expect_error "--fit" calibrate --measured "$runs" --fit bogus
 rm -f "$calibrated"
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
 "$paraxis" train --model lenet --iterations 6 --report "$report" >/dev/null

@@ -192,6 +192,45 @@ TEST_F(Abci, DefaultModelAgainstTheMeasuredComparison) {
   EXPECT_LT(calib::meanAbsoluteError(hardware), 0.45);  // regression guard on the hardware model alone
 }
 
+// The physical fit on the same 32- and 64-GPU runs: compute factors, each path's alpha and
+// bandwidth per level. It must hold out as well, keep the ranking, and say something a systems
+// engineer recognises about ChainerMN/ChainerMNX: a halo exchange inside a node paying
+// milliseconds of start-up per message (not NVLink's microseconds), and a gradient allreduce
+// across nodes well below the node's two EDR links.
+TEST_F(Abci, PhysicalFitHoldsOutWithDefensibleFigures) {
+  const std::vector<Row> table = readTable();
+  const std::vector<calib::MeasuredRun> runs = readRuns();
+  std::vector<calib::MeasuredRun> fitting;
+  for (const calib::MeasuredRun& run : runs) {
+    if (run.strategy.grid.total() <= 64) fitting.push_back(run);
+  }
+  const calib::ImplementationFit fit = calib::fitImplementation(in, fitting, calib::FitKind::kPhysical);
+  hw::Cluster fitted = cluster;
+  fitted.implementation = fit.implementation;
+  PlanInputs withFit = in;
+  withFit.cluster = &fitted;
+  const std::vector<calib::RunComparison> calibrated = calib::compareRuns(withFit, runs);
+  double heldOut = 0;
+  int held = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (table[i].gpus > 64) heldOut += calibrated[i].error, ++held;
+  }
+  heldOut /= held;
+  std::printf("physical fit: %.1f%% on the fitted runs, %.1f%% held out\n", fit.errorAfter * 100, heldOut * 100);
+  EXPECT_LE(fit.errorAfter, 0.15);
+  EXPECT_LE(heldOut, 0.20);
+  expectMeasuredRanking(table, calibrated, "physical fit");
+  const hw::PathLink* halo = fitted.implementation.pathLink(hw::CommPath::kPointToPoint, "nvlink");
+  const hw::PathLink* gradient = fitted.implementation.pathLink(hw::CommPath::kGradientAllreduce, "rack");
+  ASSERT_NE(halo, nullptr);
+  ASSERT_NE(gradient, nullptr);
+  EXPECT_GT(halo->alpha, 1e-3);                                      // ms per halo message
+  EXPECT_LT(1 / gradient->beta, 0.5 * cluster.levels[1].bandwidth());  // below one EDR link
+  // The comm factors are not used: the paths carry the communication.
+  EXPECT_EQ(fit.implementation.halo, 1);
+  EXPECT_EQ(fit.implementation.gradientAllreduce, 1);
+}
+
 TEST_F(Abci, LeaveOneOutPredictsEachMeasuredRun) {
   // Each run predicted by factors fitted on the other eleven.
   const std::vector<Row> table = readTable();
