@@ -2,7 +2,7 @@
 // Per network level the job spans: a ping-pong (the point-to-point path: halo exchange,
 // pipeline boundaries), the gradient engine's allreduce and a ring allgather (a split layer's
 // collectives), 1 KiB to 16 MiB; every path's effective alpha and beta fitted to its sweep
-// (calib/link_fit.hpp). Before that, the layers of three models timed on every rank at once,
+// (calib/link_fit.hpp). Before that, the layers of four models timed on every rank at once,
 // which fits the device with the node's sharing of cores and memory included
 // (device_measurement); after it, an allreduce beside a convolution's forward and backward,
 // which gives the overlap (calib/torch/overlap_bench.hpp).
@@ -24,6 +24,7 @@
 #include "cli/model_source.hpp"
 #include "cli/run_configuration.hpp"
 #include "comm/allreduce.hpp"
+#include "comm/bench.hpp"
 #include "comm/collectives.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/world.hpp"
@@ -39,7 +40,7 @@ namespace {
 
 using calib::LinkOperation;
 using calib::LinkSample;
-using Clock = std::chrono::steady_clock;
+using Clock = std::chrono::steady_clock;  // how long the whole measurement took
 
 constexpr std::size_t kSmallest = 1024, kLargest = 16u << 20;
 constexpr int kTrials = 5;
@@ -68,22 +69,11 @@ void requireLayout(const comm::Communicator& world, const hw::Cluster& cluster, 
   }
 }
 
-// Seconds one call takes on the slowest rank of `group`: the median over trials of the mean
-// over a batch of calls (more calls for small messages), after one call to warm up.
+// Seconds one call takes on the slowest rank of `group` (comm/bench.hpp), batching more calls
+// per trial for small messages.
 double timeCalls(const comm::Communicator& group, std::size_t bytes, const std::function<void()>& call, double deadline) {
   const int calls = static_cast<int>(std::clamp<std::size_t>((1u << 20) / bytes, 1, 50));
-  call();
-  std::vector<double> trials;
-  for (int t = 0; t < kTrials; ++t) {
-    comm::barrier(group, deadline);
-    const auto start = Clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count() / calls;
-    comm::allreduce(group, &seconds, &seconds, 1, comm::DataType::kF64, reducing(comm::ReduceOp::kMax, deadline));
-    trials.push_back(seconds);
-  }
-  std::nth_element(trials.begin(), trials.begin() + kTrials / 2, trials.end());
-  return trials[kTrials / 2];
+  return comm::timeCollectively(group, calls, kTrials, call, deadline);
 }
 
 // The three paths on level `level`: a message between rank 0 and the first rank of the next
@@ -129,6 +119,7 @@ std::vector<LinkSample> sweepLevel(const comm::Communicator& world, const hw::Cl
 }
 
 struct QuickResult {
+  hw::Cluster before;  // as given
   DeviceMeasurement device;
   std::vector<calib::PathLinkFit> links;
   std::optional<calib::OverlapMeasurement> overlap;  // with two ranks or more
@@ -171,7 +162,8 @@ std::vector<LinkSample> sweepLevels(const comm::Communicator& world, const hw::C
 QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, double deadline, std::ostream& progress) {
   const auto start = Clock::now();
   QuickResult r;
-  r.calibrated = hw::loadCluster(o.cluster);
+  r.before = hw::loadCluster(o.cluster);
+  r.calibrated = r.before;
   requireLayout(world, r.calibrated, deadline);
   r.ranks = world.size();
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
@@ -277,7 +269,7 @@ void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Con
     writeFileAtomically(o.out, yaml, "--out");
   }
   if (o.json) return printJson(quickJson(r, o.out), context);
-  printQuick(r, hw::loadCluster(o.cluster), context.out);
+  printQuick(r, r.before, context.out);
   if (!o.out.empty()) context.out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 

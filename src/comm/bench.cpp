@@ -153,13 +153,31 @@ int iterationsFor(std::size_t bytes, int requested) {
   return static_cast<int>(std::clamp<std::size_t>((64u << 20) / std::max<std::size_t>(bytes, 1), 3, 200));
 }
 
-double maxOver(const Communicator& comm, double value) {
-  double out = value;
-  allreduce(comm, &value, &out, 1, DataType::kF64, {.algorithm = AllreduceAlgorithm::kBuiltin, .op = ReduceOp::kMax});
+}  // namespace
+
+double slowestRank(const Communicator& comm, double seconds, double deadlineSeconds) {
+  AllreduceOptions o;
+  o.algorithm = AllreduceAlgorithm::kBuiltin;
+  o.op = ReduceOp::kMax;
+  o.deadlineSeconds = deadlineSeconds;
+  double out = seconds;
+  allreduce(comm, &seconds, &out, 1, DataType::kF64, o);
   return out;
 }
 
-}  // namespace
+double timeCollectively(const Communicator& comm, int calls, int trials, const std::function<void()>& call,
+                        double deadlineSeconds) {
+  call();  // warm-up: first touch of every buffer, connection set-up
+  std::vector<double> times;
+  for (int t = 0; t < std::max(1, trials); ++t) {
+    barrier(comm, deadlineSeconds);
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    times.push_back(slowestRank(comm, std::chrono::duration<double>(Clock::now() - start).count() / calls, deadlineSeconds));
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
 
 std::vector<std::string> benchAlgorithms(const std::string& operation) {
   if (operation == "allreduce") return {"ring", "recursive_doubling", "rabenseifner", "hierarchical", "auto", "mpi"};
@@ -178,24 +196,14 @@ std::vector<BenchRow> runCommBench(const Communicator& comm, const BenchOptions&
       for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= o.stepFactor) {
         const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
         Case c = makeCase(comm, op, algorithm, count, o);
-        const int iterations = iterationsFor(c.bytes, o.iterations);
-        c.call();  // warm-up: first touch of every buffer, connection set-up
-        std::vector<double> trials;
-        for (int t = 0; t < std::max(1, o.trials); ++t) {
-          barrier(comm);
-          const auto start = Clock::now();
-          for (int i = 0; i < iterations; ++i) c.call();
-          const double local = std::chrono::duration<double>(Clock::now() - start).count() / iterations;
-          trials.push_back(maxOver(comm, local));
-        }
-        std::sort(trials.begin(), trials.end());
-        BenchRow row{op, algorithm, c.bytes, c.bytes / sizeof(float), trials[trials.size() / 2]};
+        const double seconds = timeCollectively(comm, iterationsFor(c.bytes, o.iterations), o.trials, c.call);
+        BenchRow row{op, algorithm, c.bytes, c.bytes / sizeof(float), seconds};
         row.algorithmBandwidth = static_cast<double>(row.bytes) / row.seconds;
         row.busBandwidth = row.algorithmBandwidth * c.busFactor;
         row.modelSeconds = c.modelSeconds;
         for (std::size_t i = 0; i < c.expected.size(); ++i) row.wrong += c.recv[i] != c.expected[i] ? 1 : 0;
         double wrong = static_cast<double>(row.wrong);
-        row.wrong = static_cast<std::size_t>(maxOver(comm, wrong));
+        row.wrong = static_cast<std::size_t>(slowestRank(comm, wrong));
         rows.push_back(row);
         if (progress) progress(row);
         if (o.stepFactor < 2) break;

@@ -18,23 +18,6 @@ double Device::peak(const std::string& dtype) const {
                                   dtype, fmt::join(known, ", ")));
 }
 
-double Device::efficiencyAt(double flops) const {
-  if (efficiency.empty()) return 1.0;
-  if (flops <= efficiency.front().flops) return efficiency.front().efficiency;
-  if (flops >= efficiency.back().flops) return efficiency.back().efficiency;
-  for (std::size_t i = 1; i < efficiency.size(); ++i) {
-    const EfficiencyPoint& hi = efficiency[i];
-    if (flops > hi.flops) continue;
-    const EfficiencyPoint& lo = efficiency[i - 1];
-    // log(a/b) for both ratios: one log for the query, the segment's from the cached table.
-    const double t = efficiencyLogs.size() == efficiency.size()
-                         ? (std::log(flops) - efficiencyLogs[i - 1]) / (efficiencyLogs[i] - efficiencyLogs[i - 1])
-                         : std::log(flops / lo.flops) / std::log(hi.flops / lo.flops);
-    return lo.efficiency + t * (hi.efficiency - lo.efficiency);
-  }
-  return efficiency.back().efficiency;
-}
-
 namespace {
 
 // Linear in log(flops) between the points of `curve`, whose logarithms are `logs`; clamped.
@@ -54,41 +37,31 @@ std::vector<double> logsOf(const std::vector<EfficiencyPoint>& curve) {
   return logs;
 }
 
-}  // namespace
-
-double Device::efficiencyAtLog(double logFlops) const {
-  if (efficiencyLogs.size() != efficiency.size()) return efficiencyAt(std::exp(logFlops));
-  return interpolateLog(efficiency, efficiencyLogs, logFlops);
+// `curve` at log(x), with the logarithms prepare() cached, or taken now if it has not run.
+double curveAt(const std::vector<EfficiencyPoint>& curve, const std::vector<double>& logs, double logX) {
+  return logs.size() == curve.size() ? interpolateLog(curve, logs, logX) : interpolateLog(curve, logsOf(curve), logX);
 }
 
-double Device::backwardEfficiencyAtLog(double logFlops) const {
-  if (backwardEfficiency.empty()) return efficiencyAtLog(logFlops);
-  if (backwardEfficiencyLogs.size() != backwardEfficiency.size()) {
-    return interpolateLog(backwardEfficiency, logsOf(backwardEfficiency), logFlops);
-  }
-  return interpolateLog(backwardEfficiency, backwardEfficiencyLogs, logFlops);
+}  // namespace
+
+double Device::efficiencyAtLog(double logFlops) const { return curveAt(efficiency, efficiencyLogs, logFlops); }
+
+double Device::efficiencyAt(double flops) const {
+  if (!(flops > 0)) return efficiency.empty() ? 1.0 : efficiency.front().efficiency;
+  return efficiencyAtLog(std::log(flops));
 }
 
 double Device::efficiencyOf(int kernel, bool backward, double logFlops) const {
-  if (kernel >= 0) {
-    const KernelCurves& k = kernels[kernel];
-    const std::vector<double>(&logs)[2] = kernelLogs[kernel];
-    if (backward && !k.backward.empty()) {
-      return interpolateLog(k.backward, logs[1].size() == k.backward.size() ? logs[1] : logsOf(k.backward), logFlops);
-    }
-    if (!k.forward.empty() && !(backward && !backwardEfficiency.empty())) {
-      return interpolateLog(k.forward, logs[0].size() == k.forward.size() ? logs[0] : logsOf(k.forward), logFlops);
-    }
-  }
-  return backward ? backwardEfficiencyAtLog(logFlops) : efficiencyAtLog(logFlops);
+  const KernelCurves* k = kernel >= 0 ? &kernels[kernel] : nullptr;
+  if (backward && k != nullptr && !k->backward.empty()) return curveAt(k->backward, kernelLogs[kernel][1], logFlops);
+  if (backward && !backwardEfficiency.empty()) return curveAt(backwardEfficiency, backwardEfficiencyLogs, logFlops);
+  if (k != nullptr && !k->forward.empty()) return curveAt(k->forward, kernelLogs[kernel][0], logFlops);
+  return efficiencyAtLog(logFlops);
 }
 
 double Device::secondsPerByte(double bytes) const {
   if (bandwidthCurve.empty() || bytes <= 0) return 1 / memoryBandwidth;
-  if (bandwidthLogs.size() != bandwidthCurve.size()) {
-    return 1 / interpolateLog(bandwidthCurve, logsOf(bandwidthCurve), std::log(bytes));
-  }
-  return 1 / interpolateLog(bandwidthCurve, bandwidthLogs, std::log(bytes));
+  return 1 / curveAt(bandwidthCurve, bandwidthLogs, std::log(bytes));
 }
 
 bool Device::backwardDiffers(int kernel) const {
@@ -147,98 +120,111 @@ double Cluster::betaOn(CommPath path, int level) const {
   return link != nullptr ? link->beta : levels[level].beta;
 }
 
-void Cluster::validate(const std::string& source) const {
-  auto fail = [&](const std::string& key, const std::string& what) {
+namespace {
+
+// The checks of validate(): each failure names the file (`source`) and the key.
+struct Checker {
+  const std::string& source;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw ConfigError(fmt::format("{}: {}: {}", source, key, what));
-  };
+  }
   // Every figure is finite: a bandwidth of 0 would make beta infinite and every time inf.
-  const auto finite = [&](double value, const std::string& key) {
+  void finite(double value, const std::string& key) const {
     if (!std::isfinite(value)) fail(key, fmt::format("expected a finite value, found {}", value));
-  };
+  }
   // Physical ranges, wide enough for any machine: a denormal bandwidth is positive and finite
   // but makes every time infinite.
-  const auto within = [&](double value, double low, double high, const std::string& key) {
+  void within(double value, double low, double high, const std::string& key) const {
     if (!(value >= low && value <= high)) fail(key, fmt::format("expected a value in [{:g}, {:g}], found {:g}", low, high, value));
-  };
-  if (device.peakFlops.empty()) fail("device.peak_flops", "expected at least one data type");
-  for (const auto& [dtype, value] : device.peakFlops) within(value, 1e6, 1e21, "device.peak_flops." + dtype);
-  within(device.memoryBytes, 1 << 20, 1e18, "device.memory");
-  within(device.memoryBandwidth, 1e3, 1e16, "device.memory_bandwidth");
-  within(device.callOverhead, 0, 1, "device.layer_overhead");
-  within(device.channelTile, 1, 1e6, "device.channel_tile");
-  for (const auto& [dtype, value] : device.peakFlops) {
-    if (!(value > 0)) fail("device.peak_flops." + dtype, fmt::format("expected > 0, found {}", value));
   }
-  if (!(device.memoryBytes > 0)) fail("device.memory", "expected > 0");
-  if (!(device.memoryBandwidth > 0)) fail("device.memory_bandwidth", "expected > 0");
-  if (device.callOverhead < 0) fail("device.layer_overhead", "expected >= 0");
-  if (!(device.channelTile >= 1)) fail("device.channel_tile", fmt::format("expected >= 1, found {}", device.channelTile));
-  std::vector<std::pair<std::string, const std::vector<EfficiencyPoint>*>> curves{
-      {"efficiency", &device.efficiency}, {"backward_efficiency", &device.backwardEfficiency}};
-  for (int k = 0; k < kKernels; ++k) {
-    curves.emplace_back(fmt::format("kernels.{}.efficiency", kKernelKeys[k]), &device.kernels[k].forward);
-    curves.emplace_back(fmt::format("kernels.{}.backward_efficiency", kKernelKeys[k]), &device.kernels[k].backward);
-  }
-  for (std::size_t i = 0; i < device.bandwidthCurve.size(); ++i) {
-    const EfficiencyPoint& p = device.bandwidthCurve[i];
-    const std::string key = fmt::format("device.memory_bandwidth_curve[{}]", i);
-    within(p.flops, 1, 1e18, key + " bytes");
-    within(p.efficiency, 1e3, 1e16, key + " bandwidth");
-    if (i > 0 && !(p.flops > device.bandwidthCurve[i - 1].flops)) fail(key, "expected bytes to increase along the curve");
-  }
-  for (const auto& [key, curve] : curves) {
-    for (std::size_t i = 0; i < curve->size(); ++i) {
-      const EfficiencyPoint& p = (*curve)[i];
-      if (!(p.flops > 0 && p.flops <= 1e30) || !(p.efficiency >= 1e-6) || p.efficiency > 1) {
-        fail(fmt::format("device.{}[{}]", key, i), "expected 0 < flops <= 1e30 and 1e-6 <= efficiency <= 1");
+  // Points increasing in x (named `x`: flops, bytes) with 0 < x <= highX and y in [lowY, highY].
+  void curve(const std::vector<EfficiencyPoint>& points, const std::string& key, const char* x, double highX,
+             const char* y, double lowY, double highY) const {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const std::string at = fmt::format("{}[{}]", key, i);
+      const EfficiencyPoint& p = points[i];
+      if (!(p.flops > 0 && p.flops <= highX) || !(p.efficiency >= lowY && p.efficiency <= highY)) {
+        fail(at, fmt::format("expected 0 < {} <= {:g} and {:g} <= {} <= {:g}", x, highX, lowY, y, highY));
       }
-      if (i > 0 && !(p.flops > (*curve)[i - 1].flops)) {
-        fail(fmt::format("device.{}[{}]", key, i), "expected flops to increase along the curve");
-      }
+      if (i > 0 && !(p.flops > points[i - 1].flops)) fail(at, fmt::format("expected {} to increase along the curve", x));
     }
   }
+};
+
+void validateDevice(const Device& device, const Checker& c) {
+  if (device.peakFlops.empty()) c.fail("device.peak_flops", "expected at least one data type");
+  for (const auto& [dtype, value] : device.peakFlops) c.within(value, 1e6, 1e21, "device.peak_flops." + dtype);
+  c.within(device.memoryBytes, 1 << 20, 1e18, "device.memory");
+  c.within(device.memoryBandwidth, 1e3, 1e16, "device.memory_bandwidth");
+  c.within(device.callOverhead, 0, 1, "device.layer_overhead");
+  c.within(device.channelTile, 1, 1e6, "device.channel_tile");
+  const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
+    c.curve(points, key, "flops", 1e30, "efficiency", 1e-6, 1);
+  };
+  efficiency(device.efficiency, "device.efficiency");
+  efficiency(device.backwardEfficiency, "device.backward_efficiency");
+  for (int k = 0; k < kKernels; ++k) {
+    efficiency(device.kernels[k].forward, fmt::format("device.kernels.{}.efficiency", kKernelKeys[k]));
+    efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
+  }
+  c.curve(device.bandwidthCurve, "device.memory_bandwidth_curve", "bytes", 1e18, "bandwidth", 1e3, 1e16);
+}
+
+void validateImplementation(const Implementation& implementation, const std::vector<NetworkLevel>& levels,
+                            const Checker& c) {
   for (const ImplementationFactor& f : kImplementationFactors) {
     const double factor = implementation.*f.field;
     if (!(factor > 0 && factor <= 1e6)) {
-      fail(std::string("implementation.") + f.key, fmt::format("expected a factor in (0, 1e6], found {}", factor));
+      c.fail(std::string("implementation.") + f.key, fmt::format("expected a factor in (0, 1e6], found {}", factor));
     }
   }
-  within(implementation.overlap.hidden, 0, 1, "implementation.overlap.hidden");
-  within(implementation.overlap.slowdown, 1, 100, "implementation.overlap.slowdown");
-  if (levels.empty()) fail("network", "expected at least one level");
+  c.within(implementation.overlap.hidden, 0, 1, "implementation.overlap.hidden");
+  c.within(implementation.overlap.slowdown, 1, 100, "implementation.overlap.slowdown");
   for (int p = 0; p < kCommPaths; ++p) {
     for (const PathLink& link : implementation.paths[p]) {
       const std::string key = fmt::format("implementation.paths.{} ({})", kCommPathKeys[p], link.level);
       if (std::none_of(levels.begin(), levels.end(), [&](const NetworkLevel& l) { return l.name == link.level; })) {
-        fail(key, "expected the name of one of the network's levels");
+        c.fail(key, "expected the name of one of the network's levels");
       }
-      if (implementation.pathLink(static_cast<CommPath>(p), link.level) != &link) fail(key, "level given twice");
-      within(link.alpha, 0, 1, key + " alpha");
-      within(link.beta, 1e-16, 1e-3, key + " beta (1 / bandwidth)");
+      if (implementation.pathLink(static_cast<CommPath>(p), link.level) != &link) c.fail(key, "level given twice");
+      c.within(link.alpha, 0, 1, key + " alpha");
+      c.within(link.beta, 1e-16, 1e-3, key + " beta (1 / bandwidth)");
     }
   }
+}
+
+void validateNetwork(const std::vector<NetworkLevel>& levels, std::int64_t devices, const Checker& c) {
+  if (levels.empty()) c.fail("network", "expected at least one level");
   for (std::size_t i = 0; i < levels.size(); ++i) {
     const NetworkLevel& level = levels[i];
     const std::string key = fmt::format("network[{}] ({})", i, level.name);
-    if (!(level.alpha >= 0 && level.alpha <= 1)) fail(key, fmt::format("alpha must be in [0, 1] s, found {}", level.alpha));
+    if (!(level.alpha >= 0 && level.alpha <= 1)) c.fail(key, fmt::format("alpha must be in [0, 1] s, found {}", level.alpha));
     if (!(level.beta > 0 && level.beta <= 1e-3)) {
-      fail(key, fmt::format("bandwidth must be at least 1 KB/s and finite (beta in (0, 1e-3] s/B), found beta {}", level.beta));
+      c.fail(key, fmt::format("bandwidth must be at least 1 KB/s and finite (beta in (0, 1e-3] s/B), found beta {}", level.beta));
     }
-    finite(level.oversubscription, key + " oversubscription");
-    finite(level.contention, key + " contention");
-    if (level.oversubscription < 1) fail(key, "oversubscription must be >= 1");
-    if (level.links < 1 || level.links > 1'000'000) fail(key, fmt::format("links must be in [1, 1000000], found {}", level.links));
-    if (level.contention < 1) fail(key, "contention must be >= 1");
+    c.finite(level.oversubscription, key + " oversubscription");
+    c.finite(level.contention, key + " contention");
+    if (level.oversubscription < 1) c.fail(key, "oversubscription must be >= 1");
+    if (level.links < 1 || level.links > 1'000'000) c.fail(key, fmt::format("links must be in [1, 1000000], found {}", level.links));
+    if (level.contention < 1) c.fail(key, "contention must be >= 1");
     if (i > 0 && (level.ranks <= levels[i - 1].ranks || level.ranks % levels[i - 1].ranks != 0)) {
-      fail(key, fmt::format("spans {} ranks; expected a multiple of the previous level's {}",
-                            level.ranks, levels[i - 1].ranks));
+      c.fail(key, fmt::format("spans {} ranks; expected a multiple of the previous level's {}", level.ranks,
+                              levels[i - 1].ranks));
     }
   }
-  if (levels.back().ranks < totalDevices()) {
-    fail(fmt::format("network[{}] ({})", levels.size() - 1, levels.back().name),
-         fmt::format("the outermost level spans {} ranks but the cluster has {} devices",
-                     levels.back().ranks, totalDevices()));
+  if (levels.back().ranks < devices) {
+    c.fail(fmt::format("network[{}] ({})", levels.size() - 1, levels.back().name),
+           fmt::format("the outermost level spans {} ranks but the cluster has {} devices", levels.back().ranks, devices));
   }
+}
+
+}  // namespace
+
+void Cluster::validate(const std::string& source) const {
+  const Checker checker{source};
+  validateDevice(device, checker);
+  validateNetwork(levels, totalDevices(), checker);
+  validateImplementation(implementation, levels, checker);
 }
 
 }  // namespace paraxis::hw

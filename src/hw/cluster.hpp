@@ -53,7 +53,6 @@ struct Device {
   // The same for log(flops), without a logarithm per call when prepare() has run (the oracle
   // adds log(share) to a layer's cached log(flops)).
   double efficiencyAtLog(double logFlops) const;
-  double backwardEfficiencyAtLog(double logFlops) const;  // the backward curve, or the forward one
   // Per kernel kind, curves of its own.
   KernelCurves kernels[kKernels];
   // The efficiency of a pass of `kernel` (-1: not a matrix kernel) at log(flops): the most

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/allreduce.hpp"
+#include "comm/bench.hpp"
 #include "comm/collectives.hpp"
 #include "train/torch_runtime.hpp"
 
@@ -31,29 +32,9 @@ class ComputeLoop {
   torch::Tensor input_, weight_;
 };
 
-double slowest(const comm::Communicator& comm, double seconds, double deadline) {
-  comm::AllreduceOptions o;
-  o.op = comm::ReduceOp::kMax;
-  o.deadlineSeconds = deadline;
-  comm::allreduce(comm, &seconds, &seconds, 1, comm::DataType::kF64, o);
-  return seconds;
-}
-
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
-}
-
-// The median over trials of the slowest rank's time of `run`, lined up by a barrier.
-double timed(const comm::Communicator& comm, double deadline, const std::function<void()>& run) {
-  std::vector<double> trials;
-  for (int t = 0; t < kTrials; ++t) {
-    comm::barrier(comm, deadline);
-    const auto start = Clock::now();
-    run();
-    trials.push_back(slowest(comm, since(start), deadline));
-  }
-  return median(trials);
 }
 
 }  // namespace
@@ -61,9 +42,9 @@ double timed(const comm::Communicator& comm, double deadline, const std::functio
 OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadline) {
   train::configureTorchThreads(1, 1);
   ComputeLoop compute;
-  compute();  // warm-up: oneDNN's kernel choice, the autograd buffers
   OverlapMeasurement m;
-  m.computeAlone = timed(comm, deadline, compute);
+  // Each timing warms up first (oneDNN's kernel choice, the autograd buffers, first touch).
+  m.computeAlone = comm::timeCollectively(comm, 1, kTrials, compute, deadline);
   // A reduction 1.5x as long as the compute alone, so that some of it is left when the
   // compute ends and its progress beside the compute can be read off.
   std::vector<float> data(std::size_t{16} << 20, 1.0F);  // 64 MiB at most
@@ -72,11 +53,11 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   averaging.deadlineSeconds = deadline;
   auto reduce = [&](std::size_t count) { comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging).wait(); };
   std::size_t count = std::size_t{1} << 20;
-  const double probe = timed(comm, deadline, [&] { reduce(count); });
+  const double probe = comm::timeCollectively(comm, 1, kTrials, [&] { reduce(count); }, deadline);
   count = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(count) * 1.5 * m.computeAlone / probe),
                                   std::size_t{64} << 10, data.size());
   m.bytes = static_cast<double>(count) * sizeof(float);
-  m.reductionAlone = timed(comm, deadline, [&] { reduce(count); });
+  m.reductionAlone = comm::timeCollectively(comm, 1, kTrials, [&] { reduce(count); }, deadline);
   std::vector<double> beside, after;
   for (int t = 0; t < kTrials; ++t) {
     comm::barrier(comm, deadline);
@@ -85,8 +66,8 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
     compute();
     const double computed = since(start);
     work.wait();
-    beside.push_back(slowest(comm, computed, deadline));
-    after.push_back(slowest(comm, since(start) - computed, deadline));
+    beside.push_back(comm::slowestRank(comm, computed, deadline));
+    after.push_back(comm::slowestRank(comm, since(start) - computed, deadline));
   }
   m.computeBeside = median(beside);
   m.waitAfter = median(after);
