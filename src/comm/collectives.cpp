@@ -15,7 +15,6 @@ namespace {
 using detail::Chunks;
 using detail::Wire;
 
-constexpr int kReduceScatterSlot = 3;
 
 int wrap(int i, int p) { return ((i % p) + p) % p; }
 
@@ -85,7 +84,7 @@ void reduceScatter(const Communicator& comm, const void* send, void* recv, std::
       return;
     }
     // Work on a copy: the caller's input stays intact.
-    std::byte* acc = context.scratch(kReduceScatterSlot, bytes * p);
+    std::byte* acc = context.scratch(ScratchSlot::kReduceScatter, bytes * p);
     if (bytes > 0) std::memcpy(acc, send, bytes * p);
     if (count > 0 && p > 1) {
       Wire wire(context, type, type, options.op, 1U << 30);

@@ -1,5 +1,7 @@
 #pragma once
 // IEEE binary16 and bfloat16 conversions (round to nearest even), for fp16/bf16 on the wire.
+// The scalar reference of comm/convert: NaNs are quieted and keep their top payload bits the
+// way x86's F16C instructions do, so that every path (and every rank) gives the same bits.
 #include <bit>
 #include <cstdint>
 #include <cmath>
@@ -22,7 +24,8 @@ inline std::uint16_t floatToHalf(float value) {
   const std::uint32_t sign = (bits >> 16) & 0x8000U;
   std::uint32_t magnitude = bits & 0x7fffffffU;
   if (magnitude >= 0x7f800000U) {  // inf or NaN
-    return static_cast<std::uint16_t>(sign | 0x7c00U | (magnitude > 0x7f800000U ? 0x200U : 0U));
+    if (magnitude == 0x7f800000U) return static_cast<std::uint16_t>(sign | 0x7c00U);
+    return static_cast<std::uint16_t>(sign | 0x7e00U | ((magnitude & 0x7fffffU) >> 13));
   }
   if (magnitude >= 0x477ff000U) return static_cast<std::uint16_t>(sign | 0x7c00U);  // overflow
   if (magnitude < 0x38800000U) {  // subnormal or zero in half
@@ -43,7 +46,10 @@ inline float halfToFloat(std::uint16_t value) {
     const float subnormal = static_cast<float>(mantissa) / 16777216.0F;  // x 2^-24
     return sign != 0 ? -subnormal : subnormal;
   }
-  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000U | (mantissa << 13));
+  if (exponent == 0x1f) {
+    const std::uint32_t quiet = mantissa != 0 ? 0x400000U : 0U;
+    return std::bit_cast<float>(sign | 0x7f800000U | quiet | (mantissa << 13));
+  }
   return std::bit_cast<float>(sign | ((exponent + 112U) << 23) | (mantissa << 13));
 }
 

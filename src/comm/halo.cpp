@@ -10,8 +10,6 @@
 namespace paraxis::comm {
 namespace {
 
-constexpr int kPackSlot = 4;
-constexpr int kUnpackSlot = 5;
 
 // A box of the padded buffer: [start, start + extent) per dimension, lead included as dim 0.
 struct Box {
@@ -143,8 +141,8 @@ void haloExchange(const Communicator& comm, void* data, DataType type, const Hal
 
       const std::size_t downBytes = sendDown.elements() * size;
       const std::size_t upBytes = sendUp.elements() * size;
-      std::byte* out = context.scratch(kPackSlot, downBytes + upBytes);
-      std::byte* in = context.scratch(kUnpackSlot, (fromBelow.elements() + fromAbove.elements()) * size);
+      std::byte* out = context.scratch(ScratchSlot::kHaloPack, downBytes + upBytes);
+      std::byte* in = context.scratch(ScratchSlot::kHaloUnpack, (fromBelow.elements() + fromAbove.elements()) * size);
       std::byte* inAbove = in + fromBelow.elements() * size;
       std::vector<Request> requests;
       if (below >= 0) {

@@ -84,7 +84,9 @@ void OpContext::sendRecv(const void* sendData, std::size_t sendBytes, int sendPe
   wait(requests);
 }
 
-std::byte* OpContext::scratch(int slot, std::size_t bytes) { return state_.scratch(slot, bytes); }
+std::byte* OpContext::scratch(ScratchSlot slot, std::size_t bytes) {
+  return state_.scratch(static_cast<int>(slot), bytes);
+}
 
 void OpContext::wait(std::span<Request> requests) {
   Transport& t = transport();

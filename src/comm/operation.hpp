@@ -48,6 +48,22 @@ struct CallInfo {
 std::int32_t algorithmCode(const char* name);
 const char* algorithmCodeName(std::int32_t code);
 
+// Every user of a communicator's scratch, one slot each: the only list, so that no two
+// users of one operation share a buffer by accident.
+enum class ScratchSlot {
+  kWireSend,        // the encoded or snapshot send of a Wire exchange
+  kWireRecvEven,    // receives of even-numbered Wire exchanges (and their kept encoding)
+  kWireRecvOdd,     // receives of odd-numbered ones
+  kWireDecode,      // a decoded segment for a non-sum reduction
+  kWireKeepEven,    // the fused re-encoding of a sum, even exchanges
+  kWireKeepOdd,     // odd exchanges
+  kWireOwned,       // roundOwned's encoding
+  kReduceScatter,   // reduce-scatter's working copy of the input
+  kHaloPack,        // the halo faces packed for sending
+  kHaloUnpack,      // the halo faces received
+};
+
+
 class OpContext {
  public:
   using Clock = std::chrono::steady_clock;
@@ -73,7 +89,7 @@ class OpContext {
                 std::size_t recvBytes, int recvPeer);
 
   // Grow-only scratch owned by the communicator: buffers stay allocated across calls.
-  std::byte* scratch(int slot, std::size_t bytes);
+  std::byte* scratch(ScratchSlot slot, std::size_t bytes);
 
   // Counts the time spent inside the transport's calls (posting and testing) from now on:
   // where the data moves, not the time waited between polls.

@@ -4,14 +4,14 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/half.hpp"
 
 namespace paraxis::comm::detail {
 namespace {
 
-constexpr int kSendSlot = 0;
-constexpr int kRecvSlot = 1;
-constexpr int kDecodeSlot = 2;
+// Receives and kept encodings alternate between two slots by the exchange's parity, so the
+// encoding kept from one exchange survives the next one's receives.
+constexpr ScratchSlot kRecvSlots[2] = {ScratchSlot::kWireRecvEven, ScratchSlot::kWireRecvOdd};
+constexpr ScratchSlot kKeepSlots[2] = {ScratchSlot::kWireKeepEven, ScratchSlot::kWireKeepOdd};
 
 }  // namespace
 
@@ -22,37 +22,46 @@ Wire::Wire(OpContext& context, DataType type, DataType wire, ReduceOp op, std::s
       op_(op),
       typeBytes_(elementSize(type)),
       wireBytes_(elementSize(wire)),
-      segmentElements_(std::max<std::size_t>(1, segmentBytes / elementSize(wire))) {}
+      segmentElements_(std::max<std::size_t>(1, segmentBytes / elementSize(wire))),
+      converter_(wire != type ? &converter(wire) : nullptr) {}
 
 Wire Wire::exact() const {
   return Wire(context_, type_, type_, op_, segmentElements_ * wireBytes_);
 }
 
-void Wire::encode(const std::byte* from, std::size_t count, std::byte* to) const {
-  const auto* in = reinterpret_cast<const float*>(from);
-  auto* out = reinterpret_cast<std::uint16_t*>(to);
-  if (wire_ == DataType::kF16) {
-    for (std::size_t i = 0; i < count; ++i) out[i] = floatToHalf(in[i]);
-  } else {
-    for (std::size_t i = 0; i < count; ++i) out[i] = floatToBf16(in[i]);
-  }
-}
-
-void Wire::decode(const std::byte* from, std::size_t count, std::byte* to) const {
-  const auto* in = reinterpret_cast<const std::uint16_t*>(from);
-  auto* out = reinterpret_cast<float*>(to);
-  if (wire_ == DataType::kF16) {
-    for (std::size_t i = 0; i < count; ++i) out[i] = halfToFloat(in[i]);
-  } else {
-    for (std::size_t i = 0; i < count; ++i) out[i] = bf16ToFloat(in[i]);
-  }
+const std::byte* Wire::encoded(const std::byte* acc, std::size_t offset, std::size_t count) {
+  if (kept_.data != nullptr && kept_.offset == offset && kept_.count == count) return kept_.data;
+  std::byte* buffer = context_.scratch(ScratchSlot::kWireSend, count * wireBytes_);
+  converter_->encode(reinterpret_cast<const float*>(acc + offset * typeBytes_), count,
+                     reinterpret_cast<std::uint16_t*>(buffer));
+  return buffer;
 }
 
 void Wire::roundOwned(std::byte* acc, std::size_t offset, std::size_t count) {
-  if (wire_ == type_ || count == 0) return;
-  std::byte* tmp = context_.scratch(kSendSlot, count * wireBytes_);
-  encode(acc + offset * typeBytes_, count, tmp);
-  decode(tmp, count, acc + offset * typeBytes_);
+  if (converter_ == nullptr || count == 0) return;
+  auto* values = reinterpret_cast<float*>(acc + offset * typeBytes_);
+  if (kept_.data != nullptr && kept_.offset == offset && kept_.count == count) {
+    converter_->decode(reinterpret_cast<const std::uint16_t*>(kept_.data), count, values);
+    return;
+  }
+  std::byte* wire = context_.scratch(ScratchSlot::kWireOwned, count * wireBytes_);
+  converter_->encode(values, count, reinterpret_cast<std::uint16_t*>(wire));
+  converter_->decode(reinterpret_cast<const std::uint16_t*>(wire), count, values);
+  kept_ = {wire, offset, count};
+}
+
+void Wire::consume(std::byte* target, const std::byte* segment, std::size_t n, bool reduce, std::byte* keep) {
+  const auto* in = reinterpret_cast<const std::uint16_t*>(segment);
+  auto* values = reinterpret_cast<float*>(target);
+  if (!reduce) {
+    converter_->decode(in, n, values);
+  } else if (op_ == ReduceOp::kSum) {
+    converter_->decodeAdd(values, in, n, reinterpret_cast<std::uint16_t*>(keep));
+  } else {
+    auto* decoded = reinterpret_cast<float*>(context_.scratch(ScratchSlot::kWireDecode, n * typeBytes_));
+    converter_->decode(in, n, decoded);
+    reduceInto(values, decoded, n, type_, op_);
+  }
 }
 
 void Wire::sendReduce(std::byte* acc, std::size_t sendOffset, std::size_t sendCount, int sendPeer,
@@ -71,20 +80,29 @@ void Wire::exchange(std::byte* acc, std::size_t sendOffset, std::size_t sendCoun
                     std::size_t recvOffset, std::size_t recvCount, int recvPeer, bool reduce) {
   if (sendPeer < 0) sendCount = 0;
   if (recvPeer < 0) recvCount = 0;
-  const bool compressed = wire_ != type_;
+  const bool compressed = converter_ != nullptr;
   const bool direct = !compressed && !reduce;  // receive straight into acc
-  std::byte* sendBuffer = acc + sendOffset * typeBytes_;
+  const int parity = exchanges_++ % 2;
+  const std::byte* sendBuffer = acc + sendOffset * typeBytes_;
   const bool overlapping = sendCount > 0 && recvCount > 0 && sendOffset < recvOffset + recvCount &&
                            recvOffset < sendOffset + sendCount;
   if (compressed && sendCount > 0) {
-    sendBuffer = context_.scratch(kSendSlot, sendCount * wireBytes_);
-    encode(acc + sendOffset * typeBytes_, sendCount, sendBuffer);
+    sendBuffer = encoded(acc, sendOffset, sendCount);  // never acc itself: safe when overlapping
   } else if (overlapping) {
     // acc changes while the send is in flight (recursive doubling): send a snapshot.
-    sendBuffer = context_.scratch(kSendSlot, sendCount * typeBytes_);
-    std::memcpy(sendBuffer, acc + sendOffset * typeBytes_, sendCount * typeBytes_);
+    std::byte* snapshot = context_.scratch(ScratchSlot::kWireSend, sendCount * typeBytes_);
+    std::memcpy(snapshot, acc + sendOffset * typeBytes_, sendCount * typeBytes_);
+    sendBuffer = snapshot;
   }
-  std::byte* recvBuffer = direct ? acc + recvOffset * typeBytes_ : context_.scratch(kRecvSlot, recvCount * wireBytes_);
+  std::byte* recvBuffer =
+      direct ? acc + recvOffset * typeBytes_ : context_.scratch(kRecvSlots[parity], recvCount * wireBytes_);
+  // The wire form of what this exchange leaves in acc[recvOffset, +recvCount): the received
+  // bytes for a copy, the fused re-encoding for a sum.
+  std::byte* keep = nullptr;
+  if (compressed && recvCount > 0) {
+    if (!reduce) keep = recvBuffer;
+    if (reduce && op_ == ReduceOp::kSum) keep = context_.scratch(kKeepSlots[parity], recvCount * wireBytes_);
+  }
   const std::size_t recvBytesPer = direct ? typeBytes_ : wireBytes_;
   const std::size_t sendBytesPer = compressed ? wireBytes_ : typeBytes_;
 
@@ -106,17 +124,15 @@ void Wire::exchange(std::byte* acc, std::size_t sendOffset, std::size_t sendCoun
     std::byte* target = acc + (recvOffset + start) * typeBytes_;
     const std::byte* segment = recvBuffer + start * wireBytes_;
     if (compressed) {
-      std::byte* decoded = context_.scratch(kDecodeSlot, n * typeBytes_);
-      decode(segment, n, decoded);
-      segment = decoded;
-    }
-    if (reduce) {
+      consume(target, segment, n, reduce, reduce && keep != nullptr ? keep + start * wireBytes_ : nullptr);
+    } else if (reduce) {
       reduceInto(target, segment, n, type_, op_);
     } else {
       std::memcpy(target, segment, n * typeBytes_);
     }
   }
   context_.wait(sends);
+  kept_ = keep != nullptr ? Kept{keep, recvOffset, recvCount} : Kept{};
 }
 
 }  // namespace paraxis::comm::detail
