@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""The peer for bench-train-vs-ddp.sh: PyTorch DistributedDataParallel (gloo) training the
-same model on the same synthetic batches that `paraxis train` uses. Launched by mpirun (rank
-and size from OpenMPI's environment); prints 'samples_per_second N' on rank 0."""
+"""The peer for bench-train-vs-ddp.sh and bench-gradient-wire.sh: PyTorch
+DistributedDataParallel (gloo) training the same model on the same synthetic batches that
+`paraxis train` uses, optionally with a communication hook (fp16 compression, PowerSGD), as a
+link-bound DDP user would run it. Launched by mpirun (rank and size from OpenMPI's
+environment); prints 'samples_per_second N' on rank 0."""
 import argparse
 import os
 import time
@@ -21,6 +23,18 @@ def small_cnn(classes):
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, classes))
 
 
+def register_hook(ddp, a):
+    """PowerSGD starts compressing after the warm-up iterations (it needs at least 2 plain
+    ones), so every timed iteration is compressed."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
+    if a.hook == "fp16":
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif a.hook == "powersgd":
+        state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=a.powersgd_rank,
+                                            start_powerSGD_iter=max(2, a.warmup))
+        ddp.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", default="small-cnn")
@@ -30,6 +44,9 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--channels-last", action="store_true", help="NHWC model and input (paraxis's layout)")
+    p.add_argument("--hook", choices=["none", "fp16", "powersgd"], default="none",
+                   help="DDP communication hook: fp16_compress_hook or powerSGD_hook")
+    p.add_argument("--powersgd-rank", type=int, default=4, help="PowerSGD's matrix approximation rank")
     a = p.parse_args()
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0))
     world = int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1))
@@ -46,6 +63,7 @@ def main():
     if a.channels_last:
         model = model.to(memory_format=torch.channels_last)
     ddp = nn.parallel.DistributedDataParallel(model)
+    register_hook(ddp, a)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
     g = torch.Generator().manual_seed(rank)
     x = torch.randn(a.batch, 3, a.size, a.size, generator=g)

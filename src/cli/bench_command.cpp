@@ -66,7 +66,7 @@ void run(const Options& o, const CLI::App& command, Context& context) {
                            .minBytes = parseBytes(o.minBytes, "--min-bytes"),
                            .maxBytes = parseBytes(o.maxBytes, "--max-bytes"), .iterations = o.iterations,
                            .trials = o.trials, .segmentBytes = parseBytes(o.segment, "--segment"),
-                           .intra = linkOf(cluster, 0)};
+                           .intra = linkOf(cluster, 0), .inter = std::nullopt};
   const comm::Hierarchy hierarchy = o.ranksPerHost > 0 ? comm::Hierarchy::fromGroups(comm, o.ranksPerHost)
                                                        : comm::Hierarchy::fromHosts(comm);
   if (hierarchy.groups() > 1) {
@@ -108,6 +108,7 @@ void addBenchCommand(CLI::App& app, Context& context) {
   CLI::App* bench = app.add_subcommand("bench", "Micro-benchmarks: compute here, communication under mpirun");
   bench->require_subcommand(1);
   addBenchComputeCommand(*bench, context);
+  addBenchConvertCommand(*bench, context);
   auto o = std::make_shared<Options>();
   CLI::App* c = bench->add_subcommand("comm", "Collectives: time, algbw, busbw, model and #wrong, against MPI's own");
   c->add_option("--op", o->operations, "operations: allreduce, allgather, reduce_scatter, broadcast, alltoall")

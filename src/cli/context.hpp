@@ -27,6 +27,7 @@ void addClustersCommand(CLI::App& app, Context& context);
 void addConfigCommand(CLI::App& app, Context& context);
 void addBenchCommand(CLI::App& app, Context& context);
 void addBenchComputeCommand(CLI::App& bench, Context& context);
+void addBenchConvertCommand(CLI::App& bench, Context& context);
 void addPlanCommand(CLI::App& app, Context& context);
 void addTrainCommand(CLI::App& app, Context& context);
 void addValidateCommand(CLI::App& app, Context& context);

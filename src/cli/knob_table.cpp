@@ -18,6 +18,8 @@ const std::vector<KnobSpec>& knobTable() {
        "how long any rank waits in a communication call before failing with the call named", 0.01, 86400},
       {"comm_verify", KnobType::kBool, "false",
        "exchange a fingerprint of every collective call and fail when ranks disagree"},
+      {"wire_conversion_path", KnobType::kString, "auto",
+       "the fp16/bf16 wire's conversion kernels: auto (the fastest this CPU runs), avx512, avx2 or scalar"},
       {"debug", KnobType::kBool, "false",
        "print an internal error whole (LibTorch's trace included) instead of its first line"},
   };

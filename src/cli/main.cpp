@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/context.hpp"
+#include "comm/convert.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -35,6 +36,9 @@ int run(int argc, char** argv) {
   cli::Context context{Knobs::load(cli::knobTable(), processEnvironment()), std::cout, &argc, &argv};
   gDebug = context.knobs.getBool("debug");
   if (context.knobs.getBool("keep_freed_memory")) keepFreedMemory();
+  if (const std::string path = context.knobs.getString("wire_conversion_path"); path != "auto") {
+    comm::chooseConvertPath(comm::convertPathNamed(path, "PARAXIS_WIRE_CONVERSION_PATH"));
+  }
 
   CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};
   app.set_version_flag("--version", "paraxis 0.1.0");

@@ -5,7 +5,8 @@
 // (calib/link_fit.hpp). Before that, the layers of four models timed on every rank at once,
 // which fits the device with the node's sharing of cores and memory included
 // (device_measurement); after it, an allreduce beside a convolution's forward and backward,
-// which gives the overlap (calib/torch/overlap_bench.hpp).
+// which gives the overlap (calib/torch/overlap_bench.hpp); and the rate of the fp16/bf16
+// wire's conversions (comm/convert_bench.hpp).
 #include "cli/quick_calibration.hpp"
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 
 #include "calib/link_fit.hpp"
 #include "calib/torch/overlap_bench.hpp"
+#include "comm/convert_bench.hpp"
 #include "cli/device_measurement.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
@@ -159,6 +161,17 @@ std::vector<LinkSample> sweepLevels(const comm::Communicator& world, const hw::C
   return samples;
 }
 
+// The wire's conversions on every rank at once (they share the node's memory bandwidth, as the
+// progress threads of a job do); the slowest rank's rate.
+hw::WireConversion measureWireConversion(const comm::Communicator& world, double deadline) {
+  const std::vector<comm::ConversionRow> rows = comm::runConversionBench({.elements = std::size_t{4} << 20, .trials = 3});
+  const comm::ConvertPath path = comm::activeConvertPath();
+  double rates[2] = {comm::allreduceConversionRate(rows, comm::DataType::kF16, path),
+                     comm::allreduceConversionRate(rows, comm::DataType::kBF16, path)};
+  comm::allreduce(world, rates, rates, 2, comm::DataType::kF64, reducing(comm::ReduceOp::kMin, deadline));
+  return {.f16 = rates[0], .bf16 = rates[1]};
+}
+
 QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, double deadline, std::ostream& progress) {
   const auto start = Clock::now();
   QuickResult r;
@@ -170,6 +183,10 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   // The device first: the reductions' gamma reads its memory bandwidth.
   r.device = measureDevice(ComputeBench{}, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
   r.calibrated.device = r.device.fitted;
+  progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
+                          comm::convertPathName(comm::activeConvertPath()));
+  progress.flush();
+  r.calibrated.implementation.wireConversion = measureWireConversion(world, deadline);
   const std::vector<LinkSample> samples = sweepLevels(world, r.calibrated, deadline, progress);
   r.links = calib::fitPathLinks(r.calibrated, samples);
   adoptPointToPoint(r.calibrated);
@@ -211,6 +228,9 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                      units::formatRate(before.device.memoryBandwidth));
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
+  const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
+  out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
+                     comm::convertPathName(comm::activeConvertPath()), units::formatRate(w.f16), units::formatRate(w.bf16));
   if (r.overlap) {
     const calib::OverlapMeasurement& o = *r.overlap;
     out << fmt::format("overlap: a {} allreduce ({} alone) beside {} of convolution ({} alone): compute {:.2f}x longer, "
@@ -247,7 +267,10 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"paths", links}, {"overlap", overlap}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
-          {"efficiency", efficiency}, {"wrote", written}};
+          {"efficiency", efficiency},
+          {"wire_conversion_bytes_per_s",
+           {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
+          {"wrote", written}};
 }
 
 }  // namespace

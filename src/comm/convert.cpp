@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+
 #include "comm/convert_kernels.hpp"
 #include "comm/half.hpp"
 #include "core/error.hpp"
@@ -72,6 +74,31 @@ std::vector<ConvertPath> supportedConvertPaths() {
     if (convertPathSupported(p)) paths.push_back(p);
   }
   return paths;
+}
+
+ConvertPath convertPathNamed(std::string_view name, std::string_view what) {
+  for (ConvertPath p : {ConvertPath::kScalar, ConvertPath::kAvx2, ConvertPath::kAvx512}) {
+    if (name != convertPathName(p)) continue;
+    if (!convertPathSupported(p)) throw ConfigError(fmt::format("{}: this CPU cannot run the {} path", what, name));
+    return p;
+  }
+  throw ConfigError(fmt::format("{}: expected scalar, avx2 or avx512, found '{}'", what, name));
+}
+
+namespace {
+std::atomic<int> gChosen{-1};  // -1: the fastest
+}  // namespace
+
+ConvertPath activeConvertPath() {
+  const int chosen = gChosen.load(std::memory_order_relaxed);
+  return chosen < 0 ? bestConvertPath() : static_cast<ConvertPath>(chosen);
+}
+
+void chooseConvertPath(ConvertPath path) {
+  if (!convertPathSupported(path)) {
+    throw ConfigError(fmt::format("conversion: this CPU cannot run the {} path", convertPathName(path)));
+  }
+  gChosen.store(static_cast<int>(path), std::memory_order_relaxed);
 }
 
 const Converter& converter(DataType wire, ConvertPath path) {

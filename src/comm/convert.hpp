@@ -21,6 +21,13 @@ bool convertPathSupported(ConvertPath path);
 ConvertPath bestConvertPath();
 // Every supported path, scalar first.
 std::vector<ConvertPath> supportedConvertPaths();
+// The path named "scalar", "avx2" or "avx512"; ConfigError naming `what` (a knob or option)
+// for another name or a path this CPU lacks.
+ConvertPath convertPathNamed(std::string_view name, std::string_view what);
+// The path compressed wires use in this process: the fastest unless one was chosen (the knob
+// wire_conversion_path, for comparisons; the results are the same bits on every path).
+ConvertPath activeConvertPath();
+void chooseConvertPath(ConvertPath path);
 
 // The kernels of one wire type on one path. Pointers need no alignment.
 struct Converter {
@@ -35,6 +42,6 @@ struct Converter {
 // The kernels for `wire` (f16 or bf16) on `path`; ConfigError for another type or a path this
 // CPU lacks.
 const Converter& converter(DataType wire, ConvertPath path);
-inline const Converter& converter(DataType wire) { return converter(wire, bestConvertPath()); }
+inline const Converter& converter(DataType wire) { return converter(wire, activeConvertPath()); }
 
 }  // namespace paraxis::comm

@@ -113,6 +113,16 @@ struct Overlap {
   bool isIdentity() const { return hidden == 1 && slowdown == 1; }
 };
 
+// How fast the software converts gradients for a narrow wire: f32 gradient bytes per second
+// through one allreduce's conversions (a fused decode+add+encode and a decode per value;
+// `paraxis bench convert` measures it, `calibrate --quick` writes it). 0: not measured; the
+// oracle then charges two passes at the device's memory bandwidth.
+struct WireConversion {
+  double f16 = 0;
+  double bf16 = 0;
+  bool isIdentity() const { return f16 == 0 && bf16 == 0; }
+};
+
 // How far the software that ran on this machine fell short of the hardware model: each factor
 // multiplies one kind of predicted time (1 = the hardware model as it is). `paraxis calibrate`
 // fits them to measured runs; they describe an implementation (a framework's halo path, its
@@ -131,6 +141,7 @@ struct Implementation {
   // Per path (indexed by CommPath), the levels on which it was measured or fitted.
   std::vector<PathLink> paths[kCommPaths];
   Overlap overlap;
+  WireConversion wireConversion;
 
   bool isIdentity() const;
   const PathLink* pathLink(CommPath path, const std::string& level) const;

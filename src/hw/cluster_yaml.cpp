@@ -105,7 +105,7 @@ PathLink readPathLink(const YamlValue& v) {
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source", "paths", "overlap"};
+  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
@@ -115,6 +115,11 @@ Implementation readImplementation(const YamlValue& v) {
     overlap->requireKeys({"hidden", "slowdown"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
     i.overlap.slowdown = overlap->number("slowdown", 1.0);
+  }
+  if (auto conversion = v.find("wire_conversion")) {
+    conversion->requireKeys({"f16", "bf16"});
+    if (auto f16 = conversion->find("f16")) i.wireConversion.f16 = f16->quantity(Quantity::kBytesPerSecond);
+    if (auto bf16 = conversion->find("bf16")) i.wireConversion.bf16 = bf16->quantity(Quantity::kBytesPerSecond);
   }
   if (auto paths = v.find("paths")) {
     paths->requireKeys(std::vector<std::string>(std::begin(kCommPathKeys), std::end(kCommPathKeys)));
@@ -165,6 +170,10 @@ std::string implementationSection(const Implementation& implementation) {
   if (!implementation.overlap.isIdentity()) {
     section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}}}\n", implementation.overlap.hidden,
                            implementation.overlap.slowdown);
+  }
+  if (!implementation.wireConversion.isIdentity()) {
+    section += fmt::format("  wire_conversion: {{f16: {:.4g}, bf16: {:.4g}}}\n", implementation.wireConversion.f16,
+                           implementation.wireConversion.bf16);
   }
   bool anyPath = false;
   for (int p = 0; p < kCommPaths; ++p) {

@@ -44,6 +44,7 @@ class GradientReduction {
   GradientReduction(const PlanInputs& in, const Grid& g, const GradientComm& c, Congestion k)
       : settings_(c),
         memoryBandwidth_(in.cluster->device.memoryBandwidth),
+        conversion_(in.cluster->implementation.wireConversion),
         slower_(in.cluster->implementation.gradientAllreduce),
         contiguous_(g.pipeline * g.channel * g.filter == 1),
         first_(*in.cluster,
@@ -58,9 +59,7 @@ class GradientReduction {
       seconds += e.seconds;
       if (algorithm != nullptr && e.algorithm != "none") *algorithm = e.algorithm;
     }
-    if (settings_.wire == WireFormat::kF16 || settings_.wire == WireFormat::kBF16) {
-      seconds += 2 * bytes / memoryBandwidth_;  // casts down and back up
-    }
+    seconds += conversionSeconds(bytes);
     if (settings_.sparse()) {
       // Chunk norms agreed by a small allreduce, then selection and the residual update.
       const double chunks = std::ceil(bytes / (4.0 * 1024));
@@ -71,8 +70,17 @@ class GradientReduction {
   }
 
  private:
+  // The allreduce's casts to the wire type and back: at the measured rate where the cluster
+  // has one, else two passes at memory bandwidth.
+  double conversionSeconds(double bytes) const {
+    if (settings_.wire != WireFormat::kF16 && settings_.wire != WireFormat::kBF16) return 0;
+    const double measured = settings_.wire == WireFormat::kF16 ? conversion_.f16 : conversion_.bf16;
+    return measured > 0 ? bytes / measured : 2 * bytes / memoryBandwidth_;
+  }
+
   GradientComm settings_;
   double memoryBandwidth_;
+  hw::WireConversion conversion_;
   double slower_;
   bool contiguous_;
   cost::PlacedAllreduce first_, second_;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# paraxis bench compute: layer timings and the fitted device.
+# paraxis bench compute: layer timings and the fitted device; bench convert: the wire's conversions.
 source "$(dirname "$0")/lib.sh" "$@"
 
 expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exist" bench compute --out /nonexistent/x.yaml
@@ -8,4 +8,10 @@ expect_ok "wrote .*paraxis-fitted" bench compute --model lenet,small-cnn --batch
 expect_ok "device fitted by paraxis bench compute" clusters show "$fitted"
 rm -f "$fitted"
 expect_error "--batch: must be in \[1, 1048576\], found .0." bench compute --model lenet --batch 0
+expect_ok "f16 +scalar +encode" bench convert --mib 1 --trials 1
+expect_ok "an allreduce's conversions on the (avx512|avx2|scalar) path" bench convert --mib 1 --trials 1
+expect_json_keys bench-convert bench convert --mib 1 --trials 1 --json
+expect_error "--mib: must be in \[0.0625, 4096\], found .0." bench convert --mib 0
+expect_error "--trials: must be in \[1, 1000\], found .nan." bench convert --trials nan
+PARAXIS_WIRE_CONVERSION_PATH=avx9 expect_error "PARAXIS_WIRE_CONVERSION_PATH: expected scalar, avx2 or avx512, found .avx9." bench convert --mib 1
 finish

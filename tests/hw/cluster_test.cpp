@@ -61,6 +61,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.kernels[static_cast<int>(Kernel::kConv3d)].backward = {{1e8, 0.3}};
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5};
+      c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
     }
     if (preset.name == "abci") {
       c.implementation.halo = 3;
@@ -93,6 +94,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.implementation.halo, c.implementation.halo);
     EXPECT_EQ(back.implementation.overlap.hidden, c.implementation.overlap.hidden);
     EXPECT_EQ(back.implementation.overlap.slowdown, c.implementation.overlap.slowdown);
+    EXPECT_EQ(back.implementation.wireConversion.f16, c.implementation.wireConversion.f16);
+    EXPECT_EQ(back.implementation.wireConversion.bf16, c.implementation.wireConversion.bf16);
     const auto sameCurve = [&](const std::vector<EfficiencyPoint>& a, const std::vector<EfficiencyPoint>& b) {
       ASSERT_EQ(a.size(), b.size()) << preset.name;
       for (std::size_t i = 0; i < a.size(); ++i) {
@@ -128,6 +131,23 @@ TEST(ClusterYaml, PathLinksReplaceTheLevelForTheirPath) {
   EXPECT_EQ(c.alphaOn(CommPath::kGradientAllreduce, rack), c.levels[rack].alpha);
   EXPECT_EQ(c.betaOn(CommPath::kPointToPoint, 0), c.levels[0].beta);
   EXPECT_FALSE(c.implementation.isIdentity());
+}
+
+TEST(ClusterYaml, WireConversionRatesAreReadWithUnitsAndChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  const Cluster c = loadClusterText(base + "implementation:\n  wire_conversion: {f16: 11 GB/s}\n", "rates");
+  EXPECT_DOUBLE_EQ(c.implementation.wireConversion.f16, 11e9);
+  EXPECT_EQ(c.implementation.wireConversion.bf16, 0);
+  EXPECT_FALSE(c.implementation.isIdentity());
+  try {
+    loadClusterText(base + "implementation:\n  wire_conversion: {bf16: 10 B/s}\n", "slow.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("slow.yaml: implementation.wire_conversion.bf16 (bytes/s): expected a value in "
+                                         "[1e+06, 1e+15], found 10"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ClusterYaml, PathLinkOnAnUnknownLevelNamesIt) {

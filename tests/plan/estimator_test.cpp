@@ -60,6 +60,21 @@ TEST_F(ThreeLayers, DataParallelComputeAndGradientAllreduceByHand) {
   EXPECT_NEAR(e.timeToTrain, 10 * 100 * e.time.iteration(), 1e-12);
 }
 
+// An fp16 wire halves the bytes and pays the casts: at the cluster's measured conversion rate
+// where it has one, else two passes at memory bandwidth.
+TEST_F(ThreeLayers, AnF16WireChargesTheConversionAtTheMeasuredRate) {
+  Strategy s{"data", Grid{.data = 2}, 8};
+  s.comm.overlap = false;
+  s.comm.wire = WireFormat::kF16;
+  const double bytes = (288 + 5130) * 4.0;
+  const double wire = cost::bestFlatAllreduce(2, bytes / 2, kNode).seconds;
+  EXPECT_NEAR(estimate(in, s).time.gradientAllreduce, wire + 2 * bytes / kBandwidth, 1e-15);
+  cluster.implementation.wireConversion = {.f16 = 1e9, .bf16 = 0};
+  EXPECT_NEAR(estimate(in, s).time.gradientAllreduce, wire + bytes / 1e9, 1e-15);
+  s.comm.wire = WireFormat::kBF16;  // not measured for bf16: the bandwidth estimate again
+  EXPECT_NEAR(estimate(in, s).time.gradientAllreduce, wire + 2 * bytes / kBandwidth, 1e-15);
+}
+
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);
