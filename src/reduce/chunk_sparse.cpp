@@ -36,16 +36,20 @@ void ChunkSparseWire::reduce(const comm::Communicator& comm, int group, torch::T
   residual.add_(velocity);
   const torch::Tensor padded = torch::constant_pad_nd(residual, {0, chunks * chunk_ - n});
   torch::Tensor norms = padded.view({chunks, chunk_}).pow(2).sum(1).contiguous();
-  comm::allreduce(comm, norms.data_ptr<float>(), norms.data_ptr<float>(), static_cast<std::size_t>(chunks),
-                  comm::DataType::kF32);
+  // Through the progress thread (i-calls), whose polling yields to the backward pass that this
+  // group's reduction overlaps.
+  comm::iallreduce(comm, norms.data_ptr<float>(), norms.data_ptr<float>(), static_cast<std::size_t>(chunks),
+                   comm::DataType::kF32)
+      .wait();
   const std::int64_t keep = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(density_ * chunks)));
   const std::vector<std::int64_t> order = chooseChunks(norms.data_ptr<float>(), chunks, keep);
   std::vector<float> send;
   send.reserve(keep * chunk_);
   const float* res = residual.data_ptr<float>();
   for (std::int64_t c : order) send.insert(send.end(), res + c * chunk_, res + std::min(n, (c + 1) * chunk_));
-  comm::allreduce(comm, send.data(), send.data(), send.size(), comm::DataType::kF32,
-                  {.prescale = 1.0F / static_cast<float>(comm.size())});
+  comm::iallreduce(comm, send.data(), send.data(), send.size(), comm::DataType::kF32,
+                   {.prescale = 1.0F / static_cast<float>(comm.size())})
+      .wait();
   buffer.zero_();
   float* out = buffer.data_ptr<float>();
   float* vel = velocity.data_ptr<float>();

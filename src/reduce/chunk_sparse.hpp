@@ -19,7 +19,8 @@ class ChunkSparseWire {
 
   void addGroup(std::int64_t elements);  // in group order
   // Replaces `buffer` (group `group`'s summed local gradient) with the average of the chosen
-  // chunks over ranks; blocking, on `comm`.
+  // chunks over ranks; blocking, on `comm`. Groups are independent: the engine calls this on
+  // its worker thread for one group while backward fills the next.
   void reduce(const comm::Communicator& comm, int group, torch::Tensor& buffer);
   // Velocity and residual per group, for checkpoints.
   std::vector<torch::Tensor> state() const;

@@ -38,7 +38,7 @@ GradientEngine::GradientEngine(const comm::Communicator& comm, Layers layers, Gr
   for (const auto& layer : layers) parameters_.insert(parameters_.end(), layer.begin(), layer.end());
   formGroups(layers);
   ordered_ = makeOrderedScheduler(core_);
-  afterBackward_ = makeAfterBackwardScheduler(core_, [this](int group) {
+  sparseScheduler_ = makeInOrderScheduler(core_, [this](int group) {
     sparse_->reduce(core_.reduceComm(), group, buffers_[group]);
   });
   for (int i = 0; i < static_cast<int>(parameters_.size()); ++i) {
@@ -52,7 +52,7 @@ GradientEngine::GradientEngine(const comm::Communicator& comm, Layers layers, Gr
 GradientEngine::~GradientEngine() {
   for (auto& [accumulator, key] : hooks_) accumulator->del_post_hook(key);
   ordered_->stop();
-  afterBackward_->stop();
+  sparseScheduler_->stop();
   for (GradientGroup& g : core_.groups) {
     try {
       g.work.wait();
@@ -108,7 +108,7 @@ void GradientEngine::formGroups(const Layers& layers) {
 
 void GradientEngine::beginStep() {
   ordered_->stop();
-  afterBackward_->stop();
+  sparseScheduler_->stop();
   {
     std::lock_guard lock(core_.mutex);
     core_.resetStep();

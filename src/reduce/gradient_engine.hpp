@@ -10,9 +10,10 @@
 // nothing is packed or unpacked.
 //
 // The engine is a core (buffers, readiness, the wire, failures; engine_core.hpp) plus one
-// scheduler per order (schedulers.hpp): fifo, forward-priority, or after backward for the
-// chunk-sparse wire once its dense warm-up is over. The wire format (fp32, fp16, bf16,
-// chunk-sparse) is a separate choice. Its collectives run on communicators of its own.
+// scheduler per order (schedulers.hpp): fifo, forward-priority, or in order through the
+// chunk-sparse wire once its dense warm-up is over (overlapping backward like the others).
+// The wire format (fp32, fp16, bf16, chunk-sparse) is a separate choice. Its collectives run
+// on communicators of its own.
 #include <torch/torch.h>
 
 #include <atomic>
@@ -76,7 +77,7 @@ class GradientEngine {
   void markReady(int parameter);  // called by the hooks
 
  private:
-  Scheduler& active() const { return sparseActive_ ? *afterBackward_ : *ordered_; }
+  Scheduler& active() const { return sparseActive_ ? *sparseScheduler_ : *ordered_; }
   void formGroups(const Layers& layers);
 
   EngineCore core_;
@@ -85,7 +86,7 @@ class GradientEngine {
   std::vector<int> groupOfParameter_;
   std::unique_ptr<ChunkSparseWire> sparse_;
   std::unique_ptr<Scheduler> ordered_;
-  std::unique_ptr<Scheduler> afterBackward_;
+  std::unique_ptr<Scheduler> sparseScheduler_;
   std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooks_;  // accumulator, key
   bool sparseActive_ = false;
   std::atomic<bool> held_{false};

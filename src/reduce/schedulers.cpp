@@ -32,6 +32,21 @@ ReductionTimes awaitInOrder(EngineCore& core, Clock::time_point start, const Gro
   return t;
 }
 
+// Waits under `lock` until `ready`; past 1.75 deadlines throws a TimeoutError with `what`. The
+// reduction's own deadline started earlier and, after a grace of up to half of it, names the
+// rank that did not take part: waiting 1.75 deadlines lets that line arrive first and still
+// ends the job within twice the deadline.
+template <typename Ready>
+void waitOrTimeout(EngineCore& core, std::unique_lock<std::mutex>& lock, Ready ready, const std::string& what) {
+  const auto deadline = std::chrono::duration<double>(1.75 * core.deadlineSeconds());
+  if (!core.changed.wait_for(lock, deadline, [&] { return ready() || core.failure != nullptr; })) {
+    const comm::Communicator& comm = core.reduceComm();
+    throw TimeoutError(fmt::format("{} within the {:g} s deadline (seen on rank {} of {})", what, core.deadlineSeconds(),
+                                   comm.rank(), comm.size()));
+  }
+  core.rethrowFailure();
+}
+
 class FifoScheduler final : public Scheduler {
  public:
   using Scheduler::Scheduler;
@@ -149,17 +164,8 @@ class PriorityScheduler final : public Scheduler {
 
   void awaitGroup(int group) override {
     std::unique_lock lock(core_.mutex);
-    // The reduction's own deadline started earlier and, after a grace of up to half of it,
-    // names the rank that did not take part: waiting 1.75 deadlines lets that line arrive
-    // first and still ends the job within twice the deadline.
-    const auto deadline = std::chrono::duration<double>(1.75 * core_.deadlineSeconds());
-    if (!core_.changed.wait_for(lock, deadline,
-                                [&] { return core_.reduced.at(group) != 0 || core_.failure != nullptr; })) {
-      const comm::Communicator& comm = core_.reduceComm();
-      throw TimeoutError(fmt::format("gradient group {} of {} was not reduced within the {:g} s deadline (seen on rank {} of {})",
-                                     group, core_.groups.size(), core_.deadlineSeconds(), comm.rank(), comm.size()));
-    }
-    core_.rethrowFailure();
+    waitOrTimeout(core_, lock, [&] { return core_.reduced.at(group) != 0; },
+                  fmt::format("gradient group {} of {} was not reduced", group, core_.groups.size()));
   }
 
   ReductionTimes finish(const GroupCallback& onGroupDone) override {
@@ -282,28 +288,85 @@ class PriorityScheduler final : public Scheduler {
   std::atomic<double> lastTotal_ = 0;  // the last completed step's reductions
 };
 
-class AfterBackwardScheduler final : public Scheduler {
+class InOrderScheduler final : public Scheduler {
  public:
-  AfterBackwardScheduler(EngineCore& core, GroupCallback reduceGroup)
-      : Scheduler(core), reduceGroup_(std::move(reduceGroup)) {}
+  InOrderScheduler(EngineCore& core, GroupCallback reduceGroup) : Scheduler(core), reduceGroup_(std::move(reduceGroup)) {}
+  ~InOrderScheduler() override { stop(); }
+
+  void beginStep() override {
+    stop();
+    stopRequested_ = false;
+    reducing_ = 0;
+    worker_ = std::thread(&InOrderScheduler::loop, this);
+  }
+  void groupComplete(int /*group*/) override { core_.changed.notify_all(); }
 
   ReductionTimes finish(const GroupCallback& onGroupDone) override {
     const auto start = Clock::now();
+    {
+      std::lock_guard lock(core_.mutex);
+      core_.backwardDone = true;
+    }
+    core_.changed.notify_all();
     double callbacks = 0;
     for (int index = 0; index < static_cast<int>(core_.groups.size()); ++index) {
-      reduceGroup_(index);
+      {
+        std::unique_lock lock(core_.mutex);
+        waitOrTimeout(core_, lock, [&] { return core_.reduced[index] != 0; },
+                      fmt::format("gradient group {} of {} was not reduced", index, core_.groups.size()));
+      }
       if (onGroupDone) {
         const auto before = Clock::now();
         onGroupDone(index);
         callbacks += since(before);
       }
     }
-    const double exposed = since(start) - callbacks;
-    return {exposed, exposed};  // reduced after backward: all of it exposed
+    stop();
+    return {since(start) - callbacks, reducing_};
+  }
+
+  void stop() override {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard lock(core_.mutex);
+      stopRequested_ = true;
+    }
+    core_.changed.notify_all();
+    worker_.join();
   }
 
  private:
+  // Caller holds the mutex.
+  bool startable(int group) const {
+    return stopRequested_ || core_.backwardDone || (core_.settings().overlap && core_.complete[group] != 0);
+  }
+
+  void loop() {
+    try {
+      for (int index = 0; index < static_cast<int>(core_.groups.size()); ++index) {
+        {
+          std::unique_lock lock(core_.mutex);
+          waitOrTimeout(core_, lock, [&] { return startable(index); }, "gradient groups: backward produced no new group");
+          if (stopRequested_) return;
+        }
+        const auto start = Clock::now();
+        reduceGroup_(index);
+        reducing_ += since(start);  // read by finish() after it sees `reduced` under the mutex
+        {
+          std::lock_guard lock(core_.mutex);
+          core_.reduced[index] = 1;
+        }
+        core_.changed.notify_all();
+      }
+    } catch (...) {
+      core_.fail(std::current_exception());
+    }
+  }
+
   GroupCallback reduceGroup_;
+  std::thread worker_;
+  bool stopRequested_ = false;  // guarded by core_.mutex
+  double reducing_ = 0;         // this step's reductions, seconds
 };
 
 }  // namespace
@@ -313,8 +376,8 @@ std::unique_ptr<Scheduler> makeOrderedScheduler(EngineCore& core) {
   return std::make_unique<FifoScheduler>(core);
 }
 
-std::unique_ptr<Scheduler> makeAfterBackwardScheduler(EngineCore& core, GroupCallback reduceGroup) {
-  return std::make_unique<AfterBackwardScheduler>(core, std::move(reduceGroup));
+std::unique_ptr<Scheduler> makeInOrderScheduler(EngineCore& core, GroupCallback reduceGroup) {
+  return std::make_unique<InOrderScheduler>(core, std::move(reduceGroup));
 }
 
 }  // namespace paraxis::reduce

@@ -9,8 +9,10 @@
 //                         ready set and reduces the agreed group the next forward needs first,
 //                         chunk by chunk, so a more urgent group overtakes; the step returns at
 //                         the end of backward and the next forward awaits each group.
-//   AfterBackwardScheduler  every group after backward, through a caller-given reduction (the
-//                         chunk-sparse wire, whose selection needs the whole step's gradient).
+//   InOrderScheduler      every group through a caller-given reduction (the chunk-sparse
+//                         wire: a group's selection needs only its own gradient), one at a
+//                         time in the fixed backward order on a worker thread, each as soon as
+//                         it is complete (with overlap) or after backward (without).
 //
 // Every choice depends only on agreed state, so all ranks issue the same collectives in the
 // same order. A failure on a background thread is kept in the core and rethrown to the caller.
@@ -53,6 +55,6 @@ class Scheduler {
 };
 
 std::unique_ptr<Scheduler> makeOrderedScheduler(EngineCore& core);  // fifo or forward-priority, from the settings
-std::unique_ptr<Scheduler> makeAfterBackwardScheduler(EngineCore& core, GroupCallback reduceGroup);
+std::unique_ptr<Scheduler> makeInOrderScheduler(EngineCore& core, GroupCallback reduceGroup);
 
 }  // namespace paraxis::reduce
