@@ -35,6 +35,7 @@ GradientComm GradientCommFlags::apply(GradientComm c) const {
   }
   if (wire) c.wire = wireFromName(*wire, "--wire");
   if (c.wire != WireFormat::kChunkSparse && !density) c.density = 1;
+  if (allreduce) c.algorithm = gradientAlgorithmFromName(*allreduce, "--allreduce");
   c.validate("", GradientComm::Names::kCommandLine);
   return c;
 }
@@ -64,6 +65,11 @@ void addGradientCommOptions(CLI::App& c, GradientCommFlags& f) {
       ->group(group);
   c.add_option("--wire", f.wire, "gradients on the wire: fp32 (default), fp16, bf16 or chunk-sparse")->group(group);
   c.add_flag("--fp16-gradients", f.fp16, "the same as --wire fp16")->group(group);
+  c.add_option("--allreduce", f.allreduce,
+               "the gradient allreduce: auto (default: the oracle's pick in plan, the runtime's own in train), ring, "
+               "recursive_doubling, rabenseifner or hierarchical (reduce-scatter inside each host, allreduce across, "
+               "allgather inside)")
+      ->group(group);
   c.add_option("--density", f.density, "chunk-sparse: fraction of gradient chunks sent (default 1)")
       ->check(aboveUpTo(0, 1))
       ->group(group);

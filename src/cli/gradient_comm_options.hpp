@@ -26,6 +26,7 @@ struct GradientCommFlags {
   std::optional<std::string> wire;
   bool fp16 = false;
   std::optional<double> density;
+  std::optional<std::string> allreduce;
 
   // `base` with the options given applied; throws ConfigError naming the option.
   GradientComm apply(GradientComm base) const;

@@ -196,6 +196,16 @@ void fitToCluster(const std::string& text, std::vector<int>& gpus, const hw::Clu
   std::erase_if(gpus, [&](int g) { return g > devices; });
 }
 
+// The best strategy as train --plan runs it: with the allreduce the oracle picked for its
+// largest gradient group, unless the settings forced one.
+plan::Strategy emitted(const plan::Estimate& best) {
+  plan::Strategy s = best.strategy;
+  if (s.comm.algorithm == GradientAlgorithm::kAuto && best.allreduceAlgorithm != "none") {
+    s.comm.algorithm = gradientAlgorithmFromName(best.allreduceAlgorithm, "the oracle's allreduce");
+  }
+  return s;
+}
+
 void run(const Options& o, Context& context) {
   const graph::Model model = loadModel(o);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
@@ -213,9 +223,7 @@ void run(const Options& o, Context& context) {
                                       estimates.front().infeasibleReason));
   }
   if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
-  if (!o.emit.empty()) {
-    writeFileAtomically(o.emit, jsonText(plan::strategyJson(estimates.front().strategy)), "--emit");
-  }
+  if (!o.emit.empty()) writeFileAtomically(o.emit, jsonText(plan::strategyJson(emitted(estimates.front()))), "--emit");
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& e : estimates) rows.push_back(plan::estimateJson(e));

@@ -42,6 +42,12 @@ constexpr std::pair<WireFormat, const char*> kWires[] = {{WireFormat::kF32, "fp3
                                                          {WireFormat::kF16, "fp16"},
                                                          {WireFormat::kBF16, "bf16"},
                                                          {WireFormat::kChunkSparse, "chunk-sparse"}};
+constexpr std::pair<GradientAlgorithm, const char*> kAlgorithms[] = {
+    {GradientAlgorithm::kAuto, "auto"},
+    {GradientAlgorithm::kRing, "ring"},
+    {GradientAlgorithm::kRecursiveDoubling, "recursive_doubling"},
+    {GradientAlgorithm::kRabenseifner, "rabenseifner"},
+    {GradientAlgorithm::kHierarchical, "hierarchical"}};
 
 }  // namespace
 
@@ -124,5 +130,9 @@ Negotiation negotiationFromName(const std::string& name, const std::string& what
 }
 std::string wireName(WireFormat w) { return toName(w, kWires); }
 WireFormat wireFromName(const std::string& name, const std::string& what) { return fromName(name, what, kWires); }
+std::string gradientAlgorithmName(GradientAlgorithm a) { return toName(a, kAlgorithms); }
+GradientAlgorithm gradientAlgorithmFromName(const std::string& name, const std::string& what) {
+  return fromName(name, what, kAlgorithms);
+}
 
 }  // namespace paraxis

@@ -20,6 +20,10 @@ enum class ReduceOrder {
 };
 enum class Negotiation { kNone, kCentralized, kDecentralized };
 enum class WireFormat { kF32, kF16, kBF16, kChunkSparse };
+// The gradient allreduce's algorithm. kAuto: the oracle prices every candidate per group and
+// picks the fastest (`plan --emit` writes its pick, so `train --plan` runs it); the runtime
+// without a plan picks from its own default link figures. The others force one everywhere.
+enum class GradientAlgorithm { kAuto, kRing, kRecursiveDoubling, kRabenseifner, kHierarchical };
 
 struct GradientComm {
   bool overlap = true;  // reduce groups while backward continues
@@ -34,6 +38,7 @@ struct GradientComm {
   WireFormat wire = WireFormat::kF32;
   double density = 1.0;                       // chunk-sparse: fraction of chunks sent
   std::int64_t sparseChunkElements = 256;     // chunk-sparse: the unit selected by norm
+  GradientAlgorithm algorithm = GradientAlgorithm::kAuto;
 
   bool sparse() const { return wire == WireFormat::kChunkSparse && density < 1.0; }
   // Bytes on the wire for `bytes` of fp32 gradients.
@@ -60,5 +65,9 @@ std::string negotiationName(Negotiation n);
 Negotiation negotiationFromName(const std::string& name, const std::string& what);
 std::string wireName(WireFormat w);
 WireFormat wireFromName(const std::string& name, const std::string& what);
+// "auto", "ring", "recursive_doubling", "rabenseifner", "hierarchical": the oracle's and the
+// runtime's names of the algorithms.
+std::string gradientAlgorithmName(GradientAlgorithm a);
+GradientAlgorithm gradientAlgorithmFromName(const std::string& name, const std::string& what);
 
 }  // namespace paraxis

@@ -64,6 +64,14 @@ CollectiveEstimate PlacedAllreduce::operator()(double m) const {
   return out;
 }
 
+CollectiveEstimate PlacedAllreduce::operator()(double m, std::string_view only) const {
+  if (size_ <= 1 || m <= 0) return {0, "none"};
+  for (int i = 0; i < count_; ++i) {
+    if (candidates_[i].name == only) return {candidates_[i].a + candidates_[i].b * m, candidates_[i].name};
+  }
+  return (*this)(m);
+}
+
 PlacedGroup::PlacedGroup(const hw::Cluster& c, const Placement& g, Congestion k) : size_(g.size) {
   if (g.size > 1) link_ = groupLink(c, g, k);
 }

@@ -56,6 +56,10 @@ class PlacedAllreduce {
  public:
   PlacedAllreduce(const hw::Cluster& c, const Placement& g, Congestion k);
   CollectiveEstimate operator()(double m) const;
+  // Only the algorithm named `only` ("ring", "recursive_doubling", "rabenseifner",
+  // "hierarchical"), where it is a candidate for this group (hierarchical needs several
+  // members on each of several nodes); the fastest otherwise.
+  CollectiveEstimate operator()(double m, std::string_view only) const;
 
  private:
   // Every candidate's time is affine in m (α terms, then β and γ per byte): kept as

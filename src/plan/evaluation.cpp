@@ -45,19 +45,23 @@ class GradientReduction {
       : settings_(c),
         memoryBandwidth_(in.cluster->device.memoryBandwidth),
         conversion_(in.cluster->implementation.wireConversion),
+        forced_(c.algorithm == GradientAlgorithm::kAuto ? std::string() : gradientAlgorithmName(c.algorithm)),
         slower_(in.cluster->implementation.gradientAllreduce),
         contiguous_(g.pipeline * g.channel * g.filter == 1),
         first_(*in.cluster,
                {contiguous_ ? static_cast<std::int64_t>(g.data) * g.spatial() : g.spatial(), 1, kGradient}, k),
         second_(*in.cluster, contiguous_ ? Placement{} : Placement{g.data, g.strideData(), kGradient}, k) {}
 
+  // `algorithm`, when given, is set to the algorithm of the part that takes longest.
   double operator()(double bytes, std::string_view* algorithm) const {
     const double wire = settings_.wireBytes(bytes);
     double seconds = 0;
+    double longest = -1;
     for (const cost::PlacedAllreduce* part : {&first_, &second_}) {
-      const cost::CollectiveEstimate e = (*part)(wire);
+      const cost::CollectiveEstimate e = forced_.empty() ? (*part)(wire) : (*part)(wire, forced_);
       seconds += e.seconds;
-      if (algorithm != nullptr && e.algorithm != "none") *algorithm = e.algorithm;
+      if (algorithm != nullptr && e.algorithm != "none" && e.seconds > longest) *algorithm = e.algorithm;
+      longest = std::max(longest, e.seconds);
     }
     seconds += conversionSeconds(bytes);
     if (settings_.sparse()) {
@@ -81,6 +85,7 @@ class GradientReduction {
   GradientComm settings_;
   double memoryBandwidth_;
   hw::WireConversion conversion_;
+  std::string forced_;  // the algorithm the settings force, or empty (the fastest)
   double slower_;
   bool contiguous_;
   cost::PlacedAllreduce first_, second_;
@@ -341,9 +346,16 @@ class Evaluator {
     }
     const int tensors = static_cast<int>(a_.sources.size());
     const double negotiation = negotiationSeconds(in_, grid_, settings, tensors, k_);
+    // The algorithm named is the one that carries the largest group (what --emit writes).
     std::string_view algorithm;
+    double largest = 0;
     const GradientReduction reduction(in_, grid_, settings, k_);
-    auto reduce = [&](double bytes) { return reduction(bytes, &algorithm); };
+    auto reduce = [&](double bytes) {
+      std::string_view used;
+      const double seconds = reduction(bytes, &used);
+      if (bytes > largest) algorithm = used, largest = bytes;
+      return seconds;
+    };
     TimeBreakdown& t = e_.time;
     // When the last gradient is ready: a pipeline's after its last micro-batch's backward.
     const double backwardWall = grid_.pipeline > 1 ? t.backwardData + t.backwardWeight : lastReady;

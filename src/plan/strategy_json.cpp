@@ -21,7 +21,8 @@ nlohmann::json gradientCommJson(const GradientComm& c) {
           {"cycle_seconds", c.cycleSeconds},
           {"wire", wireName(c.wire)},
           {"density", c.density},
-          {"sparse_chunk_elements", c.sparseChunkElements}};
+          {"sparse_chunk_elements", c.sparseChunkElements},
+          {"allreduce", gradientAlgorithmName(c.algorithm)}};
 }
 
 // Absent keys keep GradientComm's defaults. Files written before the wire format was a choice
@@ -43,6 +44,7 @@ GradientComm gradientCommFromJson(const nlohmann::json& c, const std::string& so
   if (g.density < 1) g.wire = WireFormat::kChunkSparse;
   if (c.contains("wire")) g.wire = wireFromName(c.at("wire").get<std::string>(), where + "wire");
   g.sparseChunkElements = c.value("sparse_chunk_elements", g.sparseChunkElements);
+  g.algorithm = gradientAlgorithmFromName(c.value("allreduce", gradientAlgorithmName(g.algorithm)), where + "allreduce");
   g.validate(source);
   return g;
 }

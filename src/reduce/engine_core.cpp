@@ -2,15 +2,53 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "comm/allreduce.hpp"
+#include "comm/hierarchy.hpp"
+#include "core/error.hpp"
 
 namespace paraxis::reduce {
 
+namespace {
+
+comm::AllreduceAlgorithm runtimeAlgorithm(GradientAlgorithm a) {
+  switch (a) {
+    case GradientAlgorithm::kRing: return comm::AllreduceAlgorithm::kRing;
+    case GradientAlgorithm::kRecursiveDoubling: return comm::AllreduceAlgorithm::kRecursiveDoubling;
+    case GradientAlgorithm::kRabenseifner: return comm::AllreduceAlgorithm::kRabenseifner;
+    case GradientAlgorithm::kHierarchical: return comm::AllreduceAlgorithm::kHierarchical;
+    case GradientAlgorithm::kAuto: break;
+  }
+  return comm::AllreduceAlgorithm::kAuto;
+}
+
+// The hosts of the engine's ranks, for the hierarchical algorithm (collective).
+std::unique_ptr<comm::Hierarchy> hostsFor(const comm::Communicator& reduce, GradientAlgorithm a) {
+  if (a != GradientAlgorithm::kHierarchical) return nullptr;
+  auto hosts = std::make_unique<comm::Hierarchy>(comm::Hierarchy::fromHosts(reduce));
+  if (!hosts->uniform()) {
+    throw ConfigError(fmt::format("--allreduce hierarchical: needs the same number of ranks on every host; these {} "
+                                  "ranks are on {} hosts unevenly",
+                                  reduce.size(), hosts->groups()));
+  }
+  return hosts;
+}
+
+}  // namespace
+
 EngineCore::EngineCore(const comm::Communicator& comm, GradientComm settings)
-    : settings_(settings), reduce_(comm.duplicate()), negotiation_(comm.duplicate()) {}
+    : settings_(settings),
+      reduce_(comm.duplicate()),
+      negotiation_(comm.duplicate()),
+      hosts_(hostsFor(reduce_, settings.algorithm)) {}
+
+EngineCore::~EngineCore() = default;
 
 comm::Work EngineCore::reduceDense(int group, std::int64_t offset, std::int64_t count) {
   comm::AllreduceOptions o;
+  o.algorithm = runtimeAlgorithm(settings_.algorithm);
+  o.hierarchy = hosts_.get();
   o.prescale = 1.0F / static_cast<float>(reduce_.size());
   if (settings_.wire == WireFormat::kF16) o.wire = comm::DataType::kF16;
   if (settings_.wire == WireFormat::kBF16) o.wire = comm::DataType::kBF16;

@@ -6,12 +6,17 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/work.hpp"
 #include "core/gradient_comm.hpp"
+
+namespace paraxis::comm {
+class Hierarchy;
+}
 
 namespace paraxis::reduce {
 
@@ -29,6 +34,7 @@ class EngineCore {
   // Duplicates `comm` twice (collective): one communicator for the groups' reductions, one for
   // negotiation rounds, so background collectives never interleave with the caller's.
   EngineCore(const comm::Communicator& comm, GradientComm settings);
+  ~EngineCore();
   EngineCore(const EngineCore&) = delete;
   EngineCore& operator=(const EngineCore&) = delete;
 
@@ -38,7 +44,8 @@ class EngineCore {
   const comm::Communicator& reduceComm() const { return reduce_; }
 
   // Non-blocking averaging allreduce of `count` elements of group g from `offset`, in the
-  // configured dense wire format (fp32, fp16 or bf16 on the wire, 1/P prescale).
+  // configured dense wire format (fp32, fp16 or bf16 on the wire, 1/P prescale) and with the
+  // configured algorithm (hierarchical: over the hosts the ranks are on).
   comm::Work reduceDense(int group, std::int64_t offset, std::int64_t count);
   // One negotiation round: a bitwise AND over ranks of the groups each has ready.
   std::vector<std::uint8_t> agreeReady(const std::vector<std::uint8_t>& readyHere);
@@ -63,6 +70,7 @@ class EngineCore {
   GradientComm settings_;
   comm::Communicator reduce_;
   comm::Communicator negotiation_;
+  std::unique_ptr<comm::Hierarchy> hosts_;  // for the hierarchical algorithm
 };
 
 }  // namespace paraxis::reduce

@@ -38,10 +38,13 @@ expect_error "dataset.at_batch: at_batch anchors 'epochs': give both" plan --mod
 rm -f /tmp/paraxis-dataset.$$.yaml
 emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
 expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv
-if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["grid"]["data"] >= 1' "$emitted"; then
+# The emitted strategy names the allreduce the oracle picked (train --plan runs it).
+if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["grid"]["data"] >= 1 and d["comm"]["allreduce"] in ("ring", "recursive_doubling", "rabenseifner", "hierarchical")' "$emitted"; then
   passed=$((passed + 1))
 else
   echo "FAIL: --emit wrote no valid strategy JSON"; failures=$((failures + 1))
 fi
 rm -f "$emitted"
+expect_error "--allreduce: expected auto, ring, recursive_doubling, rabenseifner or hierarchical, found 'tree'" plan --gpus 8 --allreduce tree
+expect_ok "data" plan --gpus 64 --grid data=64 --allreduce hierarchical --cluster abci
 finish

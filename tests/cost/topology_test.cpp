@@ -71,5 +71,20 @@ TEST(Topology, AllreduceNamesItsAlgorithm) {
   EXPECT_EQ(allreduceOn(abci, {1, 1}, 100e6, Congestion::kExpected).seconds, 0);
 }
 
+// A forced algorithm is priced alone where it is a candidate, and the fastest stands in where
+// it is not (hierarchical over one node).
+TEST(Topology, AForcedAllreduceIsPricedAlone) {
+  const hw::Cluster abci = hw::loadCluster("abci");
+  const PlacedAllreduce across(abci, {64, 1}, Congestion::kExpected);
+  for (std::string_view name : {"ring", "recursive_doubling", "rabenseifner", "hierarchical"}) {
+    const CollectiveEstimate forced = across(100e6, name);
+    EXPECT_EQ(forced.algorithm, name);
+    EXPECT_GE(forced.seconds, across(100e6).seconds);
+  }
+  const PlacedAllreduce inside(abci, {4, 1}, Congestion::kExpected);  // one node of 4 GPUs
+  EXPECT_EQ(inside(100e6, "hierarchical").algorithm, inside(100e6).algorithm);
+  EXPECT_EQ(inside(100e6, "hierarchical").seconds, inside(100e6).seconds);
+}
+
 }  // namespace
 }  // namespace paraxis::cost

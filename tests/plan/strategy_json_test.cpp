@@ -15,10 +15,12 @@ TEST(StrategyJson, GradientCommunicationRoundTrips) {
   s.comm.negotiation = Negotiation::kDecentralized;
   s.comm.wire = WireFormat::kChunkSparse;
   s.comm.density = 0.25;
+  s.comm.algorithm = GradientAlgorithm::kHierarchical;
   const Strategy back = strategyFromJson(strategyJson(s), "x.json");
   EXPECT_EQ(strategyJson(back), strategyJson(s));
   EXPECT_EQ(back.comm.wire, WireFormat::kChunkSparse);
   EXPECT_EQ(back.comm.groups, 6);
+  EXPECT_EQ(back.comm.algorithm, GradientAlgorithm::kHierarchical);
 }
 
 TEST(StrategyJson, AFilterHeadRoundTripsAndNeedsASpatialAxis) {

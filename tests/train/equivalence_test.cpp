@@ -118,6 +118,11 @@ std::vector<Setting> denseSettings() {
   priorityPerLayer.order = ReduceOrder::kForwardPriority;
   GradientComm priorityNoOverlap = priority;
   priorityNoOverlap.overlap = false;
+  // Every allreduce the oracle may pick, forced (hierarchical: over this machine's one host).
+  GradientComm hierarchical = fusion;
+  hierarchical.algorithm = GradientAlgorithm::kHierarchical;
+  GradientComm rabenseifner = fusion;
+  rabenseifner.algorithm = GradientAlgorithm::kRabenseifner;
   return {{"fusion", fusion},
           {"per-layer", perLayer},
           {"groups", groups},
@@ -125,7 +130,9 @@ std::vector<Setting> denseSettings() {
           {"decentralized negotiation", negotiated},
           {"forward priority", priority},
           {"forward priority per layer", priorityPerLayer},
-          {"forward priority without overlap", priorityNoOverlap}};
+          {"forward priority without overlap", priorityNoOverlap},
+          {"hierarchical allreduce", hierarchical},
+          {"rabenseifner allreduce", rabenseifner}};
 }
 
 TEST(Equivalence, DenseFp32MatchesOneRankInEveryGroupingAndNegotiationSetting) {
