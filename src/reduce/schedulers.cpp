@@ -47,6 +47,18 @@ void waitOrTimeout(EngineCore& core, std::unique_lock<std::mutex>& lock, Ready r
   core.rethrowFailure();
 }
 
+// Asks a scheduler's thread to stop (under the core's mutex, so that its waits see the flag)
+// and joins it; nothing when it is not running.
+void stopThread(EngineCore& core, bool& stopRequested, std::thread& thread) {
+  if (!thread.joinable()) return;
+  {
+    std::lock_guard lock(core.mutex);
+    stopRequested = true;
+  }
+  core.changed.notify_all();
+  thread.join();
+}
+
 class FifoScheduler final : public Scheduler {
  public:
   using Scheduler::Scheduler;
@@ -183,15 +195,7 @@ class PriorityScheduler final : public Scheduler {
     return {since(start) - callbacks, lastTotal_.load()};
   }
 
-  void stop() override {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard lock(core_.mutex);
-      stopRequested_ = true;
-    }
-    core_.changed.notify_all();
-    thread_.join();
-  }
+  void stop() override { stopThread(core_, stopRequested_, thread_); }
 
  private:
   struct Progress {
@@ -325,15 +329,7 @@ class InOrderScheduler final : public Scheduler {
     return {since(start) - callbacks, reducing_};
   }
 
-  void stop() override {
-    if (!worker_.joinable()) return;
-    {
-      std::lock_guard lock(core_.mutex);
-      stopRequested_ = true;
-    }
-    core_.changed.notify_all();
-    worker_.join();
-  }
+  void stop() override { stopThread(core_, stopRequested_, worker_); }
 
  private:
   // Caller holds the mutex.
