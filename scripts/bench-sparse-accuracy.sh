@@ -4,8 +4,8 @@
 # paraxis dense and chunk-sparse at density 0.1, PyTorch DDP dense and with powerSGD_hook
 # rank 4. Each compressor starts after the same dense warm-up (WARMUP epochs: paraxis's
 # --sparse-warmup-epochs, PowerSGD's start_powerSGD_iter). Prints the test accuracy after
-# every epoch, the gap to dense at the end, and the time each reached the lowest final
-# accuracy of the four (time to the same accuracy). A benchmark, not a test.
+# every epoch, the gap to dense at the end, and the time each reached the lower final
+# accuracy of the two dense runs (time to the same accuracy). A benchmark, not a test.
 #
 #   scripts/bench-sparse-accuracy.sh [EPOCHS] [WARMUP]     (defaults 3 1)
 #
@@ -63,13 +63,14 @@ runs = {n: [json.loads(l) for l in open(f"{out}/{n}.lines")] for n in
         ("paraxis-dense", "paraxis-sparse-0.1", "ddp-dense", "ddp-powersgd-4")}
 print(f"LeNet on Fashion-MNIST, 2 hosts x 1 rank at 1 Gbit/s, compressors after {warmup} dense epoch(s)")
 for name, epochs in runs.items():
-    accs = "  ".join(f"{e['test_accuracy'] * 100:.2f}%" for e in epochs)
-    print(f"  {name:<20} test accuracy by epoch: {accs}   {epochs[-1]['seconds']:.1f} s")
+    accs = "  ".join(f"{e['test_accuracy'] * 100:.2f}% ({e['seconds']:.0f} s)" for e in epochs)
+    print(f"  {name:<20} test accuracy (seconds so far) by epoch: {accs}")
 print(f"  paraxis chunk-sparse - dense: {(runs['paraxis-sparse-0.1'][-1]['test_accuracy'] - runs['paraxis-dense'][-1]['test_accuracy']) * 100:+.2f} points")
 print(f"  DDP PowerSGD - dense:         {(runs['ddp-powersgd-4'][-1]['test_accuracy'] - runs['ddp-dense'][-1]['test_accuracy']) * 100:+.2f} points")
-target = min(e[-1]["test_accuracy"] for e in runs.values())
-print(f"  time to {target * 100:.2f}% (the lowest final accuracy):")
+target = min(runs["paraxis-dense"][-1]["test_accuracy"], runs["ddp-dense"][-1]["test_accuracy"])
+print(f"  time to {target * 100:.2f}% (the lower of the two dense runs' final accuracies):")
 for name, epochs in runs.items():
-    reached = next(e for e in epochs if e["test_accuracy"] >= target)
-    print(f"    {name:<20} {reached['seconds']:.1f} s (epoch {reached['epoch']})")
+    reached = next((e for e in epochs if e["test_accuracy"] >= target), None)
+    when = f"{reached['seconds']:.1f} s (epoch {reached['epoch']})" if reached else "not reached"
+    print(f"    {name:<20} {when}")
 PY
