@@ -42,11 +42,11 @@ work, runs = sys.argv[1], int(sys.argv[2])
 print(f"ResNet-18 64x64, 32 samples per rank, 2 hosts x 2 ranks at 1 Gbit/s: medians of {runs}")
 print(f"  {'--allreduce':<14} {'ran':<14} {'predicted allreduce':>20} {'measured':>10} {'predicted samples/s':>20} {'measured':>10}")
 for a in ("auto", "runtime", "ring", "hierarchical"):
-    plan = json.load(open(f"{work}/{a}.plan.json"))["comm"]["allreduce"]
+    ran = json.load(open(f"{work}/{a}.1.json"))["gradient_allreduce_algorithm"]
     p = json.load(open(f"{work}/{a}.predicted.json"))["estimates"][0]
     reports = [json.load(open(f"{work}/{a}.{i}.json")) for i in range(1, runs + 1)]
     measured = statistics.median(r["time"]["gradient_allreduce"] for r in reports)
     rate = statistics.median(r["samples_per_second"] for r in reports)
-    print(f"  {a:<14} {plan:<14} {p['time']['gradient_allreduce'] * 1e3:17.0f} ms {measured * 1e3:7.0f} ms "
+    print(f"  {a:<14} {ran:<14} {p['time']['gradient_allreduce'] * 1e3:17.0f} ms {measured * 1e3:7.0f} ms "
           f"{p['samples_per_second']:20.1f} {rate:10.1f}")
 PY

@@ -87,6 +87,7 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
           {"seconds", r.seconds},
           {"samples_per_second", r.samplesPerSecond},
           {"peak_step_bytes", r.peakStepBytes},
+          {"gradient_allreduce_algorithm", r.allreduceAlgorithm},
           {"time", plan::timeBreakdownJson(r.time)},
           {"epochs", epochs}};
 }

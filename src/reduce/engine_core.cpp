@@ -45,15 +45,27 @@ EngineCore::EngineCore(const comm::Communicator& comm, GradientComm settings)
 
 EngineCore::~EngineCore() = default;
 
-comm::Work EngineCore::reduceDense(int group, std::int64_t offset, std::int64_t count) {
+comm::AllreduceOptions EngineCore::denseOptions() const {
   comm::AllreduceOptions o;
   o.algorithm = runtimeAlgorithm(settings_.algorithm);
   o.hierarchy = hosts_.get();
   o.prescale = 1.0F / static_cast<float>(reduce_.size());
   if (settings_.wire == WireFormat::kF16) o.wire = comm::DataType::kF16;
   if (settings_.wire == WireFormat::kBF16) o.wire = comm::DataType::kBF16;
+  return o;
+}
+
+comm::Work EngineCore::reduceDense(int group, std::int64_t offset, std::int64_t count) {
   float* data = groups[group].data + offset;
-  return comm::iallreduce(reduce_, data, data, static_cast<std::size_t>(count), comm::DataType::kF32, o);
+  return comm::iallreduce(reduce_, data, data, static_cast<std::size_t>(count), comm::DataType::kF32, denseOptions());
+}
+
+std::string EngineCore::largestGroupAlgorithm() const {
+  std::int64_t largest = 0;
+  for (const GradientGroup& g : groups) largest = std::max(largest, g.elements);
+  if (reduce_.size() == 1 || largest == 0) return "none";
+  const auto bytes = static_cast<std::size_t>(largest) * sizeof(float);
+  return comm::algorithmName(comm::chooseAllreduce(reduce_, bytes, denseOptions()));
 }
 
 // Through the progress thread (an i-call), whose polling yields to the backward pass it

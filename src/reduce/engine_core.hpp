@@ -8,9 +8,11 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/options.hpp"
 #include "comm/work.hpp"
 #include "core/gradient_comm.hpp"
 
@@ -47,6 +49,9 @@ class EngineCore {
   // configured dense wire format (fp32, fp16 or bf16 on the wire, 1/P prescale) and with the
   // configured algorithm (hierarchical: over the hosts the ranks are on).
   comm::Work reduceDense(int group, std::int64_t offset, std::int64_t count);
+  // The algorithm reduceDense runs for the largest group ("none" on one rank): what a train
+  // report names, to hold against the oracle's pick.
+  std::string largestGroupAlgorithm() const;
   // One negotiation round: a bitwise AND over ranks of the groups each has ready.
   std::vector<std::uint8_t> agreeReady(const std::vector<std::uint8_t>& readyHere);
 
@@ -69,6 +74,8 @@ class EngineCore {
  private:
   GradientComm settings_;
   comm::Communicator reduce_;
+  comm::AllreduceOptions denseOptions() const;
+
   comm::Communicator negotiation_;
   std::unique_ptr<comm::Hierarchy> hosts_;  // for the hierarchical algorithm
 };

@@ -66,6 +66,8 @@ class GradientEngine {
   // Residual state of chunk-sparse communication (for checkpoints): velocity and residual per group.
   std::vector<torch::Tensor> residualState() const { return sparse_ ? sparse_->state() : std::vector<torch::Tensor>{}; }
   double exposedSeconds() const { return times_.exposed; }  // of the last finishStep
+  // The allreduce algorithm the dense wire runs for the largest group.
+  std::string allreduceAlgorithm() const { return core_.largestGroupAlgorithm(); }
   // All group reductions of the last step (deferred: the last completed one).
   double totalSeconds() const { return deferred() ? active().backgroundSeconds() : times_.total; }
 

@@ -355,6 +355,7 @@ class Trainer {
     comm::allreduce(comm_, &report_.time.bubble, &report_.time.bubble, 1, comm::DataType::kF64);
     report_.time.bubble /= comm_.size();
     report_.iterations = done_ - resumedAt_;
+    report_.allreduceAlgorithm = dp_.engine().allreduceAlgorithm();
     report_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     const std::int64_t measured = report_.measuredIterations;
     const double n = static_cast<double>(std::max<std::int64_t>(1, measured));

@@ -86,6 +86,7 @@ struct TrainReport {
   // (whole, in backwardData), update, gradient reduction total and exposed, data loading.
   plan::TimeBreakdown time;
   std::vector<EpochReport> epochs;
+  std::string allreduceAlgorithm = "none";  // the gradient engine's, for its largest group
 };
 
 // How train runs a per-layer plan (plan --per-layer --emit): each layer keeps the first
