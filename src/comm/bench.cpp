@@ -21,7 +21,8 @@ struct Case {
   std::vector<float> send;
   std::vector<float> recv;
   std::vector<float> expected;
-  std::function<void()> call;
+  // Runs the operation on the Case it is given (no reference to itself: a Case may move).
+  std::function<void(Case&)> call;
   double busFactor = 1;
   double modelSeconds = 0;
   std::size_t bytes = 0;  // the size algbw divides: the whole vector, as nccl-tests counts it
@@ -60,91 +61,129 @@ double allreduceModel(AllreduceAlgorithm a, int p, double m, const BenchOptions&
   }
 }
 
-Case makeCase(const Communicator& comm, const std::string& op, const std::string& algorithm, std::size_t count,
-              const BenchOptions& o) {
-  const std::size_t requested = count;
+Case allreduceCase(const Communicator& comm, const std::string& algorithm, std::size_t count, const BenchOptions& o) {
+  const int p = comm.size();
+  Case c;
+  c.send.resize(count);
+  c.recv.resize(count);
+  c.expected.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    c.send[i] = pattern(i, comm.rank());
+    for (int r = 0; r < p; ++r) c.expected[i] += pattern(i, r);
+  }
+  AllreduceOptions options{.algorithm = allreduceAlgorithm(algorithm), .segmentBytes = o.segmentBytes,
+                           .hierarchy = o.hierarchy, .profile = o.intra, .crossProfile = o.inter};
+  c.call = [&comm, count, options](Case& k) {
+    allreduce(comm, k.send.data(), k.recv.data(), count, DataType::kF32, options);
+  };
+  c.busFactor = p > 1 ? 2.0 * (p - 1) / p : 1;
+  c.modelSeconds = allreduceModel(options.algorithm, p, static_cast<double>(count * sizeof(float)), o);
+  return c;
+}
+
+// `total`: the gathered count, spread over the ranks.
+Case allgatherCase(const Communicator& comm, bool builtin, std::size_t total, const BenchOptions& o) {
+  const int p = comm.size();
+  const std::size_t count = std::max<std::size_t>(1, total / p);
+  Case c;
+  c.send.resize(count);
+  c.recv.resize(count * p);
+  for (std::size_t i = 0; i < count; ++i) c.send[i] = pattern(i, comm.rank());
+  for (int r = 0; r < p; ++r) {
+    for (std::size_t i = 0; i < count; ++i) c.expected.push_back(pattern(i, r));
+  }
+  const AllgatherOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
+  c.call = [&comm, count, options](Case& k) {
+    allgather(comm, k.send.data(), k.recv.data(), count, DataType::kF32, options);
+  };
+  c.busFactor = static_cast<double>(p - 1) / p;
+  c.bytes = count * p * sizeof(float);
+  c.modelSeconds = alphabeta::ringAllgather(p, static_cast<double>(c.bytes), flatLink(o));
+  return c;
+}
+
+// `total`: the input count, spread over the ranks.
+Case reduceScatterCase(const Communicator& comm, bool builtin, std::size_t total, const BenchOptions& o) {
   const int p = comm.size();
   const int me = comm.rank();
-  const double m = static_cast<double>(count * sizeof(float));
-  const alphabeta::LinkParams link = flatLink(o);
+  const std::size_t count = std::max<std::size_t>(1, total / p);
   Case c;
+  c.send.resize(count * p);
+  c.recv.resize(count);
+  c.expected.assign(count, 0);
+  for (std::size_t i = 0; i < count * p; ++i) c.send[i] = pattern(i, me);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (int r = 0; r < p; ++r) c.expected[i] += pattern(me * count + i, r);
+  }
+  const ReduceScatterOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
+  c.call = [&comm, count, options](Case& k) {
+    reduceScatter(comm, k.send.data(), k.recv.data(), count, DataType::kF32, options);
+  };
+  c.busFactor = static_cast<double>(p - 1) / p;
+  c.bytes = count * p * sizeof(float);
+  c.modelSeconds = alphabeta::ringReduceScatter(p, static_cast<double>(c.bytes), flatLink(o));
+  return c;
+}
+
+Case broadcastCase(const Communicator& comm, bool builtin, std::size_t count, const BenchOptions& o) {
+  Case c;
+  c.recv.resize(count);
+  c.expected.resize(count);
+  for (std::size_t i = 0; i < count; ++i) c.expected[i] = pattern(i, 0);
+  const BroadcastOptions options{.algorithm = builtin ? BroadcastAlgorithm::kBuiltin : BroadcastAlgorithm::kBinomialTree};
+  c.call = [&comm, count, options](Case& k) {
+    if (comm.rank() == 0) std::copy(k.expected.begin(), k.expected.end(), k.recv.begin());
+    broadcast(comm, k.recv.data(), count, DataType::kF32, options);
+  };
+  c.modelSeconds = alphabeta::binomialBroadcast(comm.size(), static_cast<double>(count * sizeof(float)), flatLink(o));
+  return c;
+}
+
+// `total`: the elements each rank sends, in p equal blocks.
+Case alltoallCase(const Communicator& comm, bool builtin, std::size_t total, const BenchOptions& o) {
+  const int p = comm.size();
+  const std::size_t block = std::max<std::size_t>(1, total / p);
+  Case c;
+  c.send.resize(block * p);
+  c.recv.resize(block * p);
+  for (int r = 0; r < p; ++r) {
+    for (std::size_t i = 0; i < block; ++i) c.send[r * block + i] = pattern(i + r, comm.rank());
+  }
+  for (int r = 0; r < p; ++r) {
+    for (std::size_t i = 0; i < block; ++i) c.expected.push_back(pattern(i + comm.rank(), r));
+  }
+  const AlltoallOptions options{.algorithm = builtin ? AlltoallAlgorithm::kBuiltin : AlltoallAlgorithm::kPairwise};
+  c.call = [&comm, block, options, p](Case& k) {
+    std::vector<std::size_t> counts(p, block);
+    std::vector<std::size_t> displs(p);
+    for (int r = 0; r < p; ++r) displs[r] = r * block;
+    alltoallv(comm, k.send.data(), counts, displs, k.recv.data(), counts, displs, DataType::kF32, options);
+  };
+  c.busFactor = static_cast<double>(p - 1) / p;
+  c.bytes = block * p * sizeof(float);
+  c.modelSeconds = alphabeta::pairwiseAlltoall(p, static_cast<double>(c.bytes), flatLink(o));
+  return c;
+}
+
+Case makeCase(const Communicator& comm, const std::string& op, const std::string& algorithm, std::size_t count,
+              const BenchOptions& o) {
   const bool builtin = algorithm == "mpi";
+  Case c;
   if (op == "allreduce") {
-    c.send.resize(count);
-    c.recv.resize(count);
-    c.expected.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      c.send[i] = pattern(i, me);
-      for (int r = 0; r < p; ++r) c.expected[i] += pattern(i, r);
-    }
-    AllreduceOptions options{.algorithm = allreduceAlgorithm(algorithm), .segmentBytes = o.segmentBytes,
-                             .hierarchy = o.hierarchy,
-                             .profile = o.intra, .crossProfile = o.inter};
-    c.call = [&comm, &c, count, options] { allreduce(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
-    c.busFactor = p > 1 ? 2.0 * (p - 1) / p : 1;
-    c.modelSeconds = allreduceModel(options.algorithm, p, m, o);
+    c = allreduceCase(comm, algorithm, count, o);
   } else if (op == "allgather") {
-    count = std::max<std::size_t>(1, count / p);  // `count` was the gathered total
-    c.send.resize(count);
-    c.recv.resize(count * p);
-    for (std::size_t i = 0; i < count; ++i) c.send[i] = pattern(i, me);
-    for (int r = 0; r < p; ++r) {
-      for (std::size_t i = 0; i < count; ++i) c.expected.push_back(pattern(i, r));
-    }
-    const AllgatherOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
-    c.call = [&comm, &c, count, options] { allgather(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
-    c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = alphabeta::ringAllgather(p, static_cast<double>(count * p * sizeof(float)), link);
-    c.bytes = count * p * sizeof(float);
+    c = allgatherCase(comm, builtin, count, o);
   } else if (op == "reduce_scatter") {
-    count = std::max<std::size_t>(1, count / p);  // `count` was the input total
-    c.send.resize(count * p);
-    c.recv.resize(count);
-    c.expected.assign(count, 0);
-    for (std::size_t i = 0; i < count * p; ++i) c.send[i] = pattern(i, me);
-    for (std::size_t i = 0; i < count; ++i) {
-      for (int r = 0; r < p; ++r) c.expected[i] += pattern(me * count + i, r);
-    }
-    const ReduceScatterOptions options{.algorithm = builtin ? GatherAlgorithm::kBuiltin : GatherAlgorithm::kRing};
-    c.call = [&comm, &c, count, options] { reduceScatter(comm, c.send.data(), c.recv.data(), count, DataType::kF32, options); };
-    c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = alphabeta::ringReduceScatter(p, static_cast<double>(count * p * sizeof(float)), link);
-    c.bytes = count * p * sizeof(float);
+    c = reduceScatterCase(comm, builtin, count, o);
   } else if (op == "broadcast") {
-    c.recv.resize(count);
-    c.expected.resize(count);
-    for (std::size_t i = 0; i < count; ++i) c.expected[i] = pattern(i, 0);
-    const BroadcastOptions options{.algorithm = builtin ? BroadcastAlgorithm::kBuiltin : BroadcastAlgorithm::kBinomialTree};
-    c.call = [&comm, &c, count, options, me] {
-      if (me == 0) std::copy(c.expected.begin(), c.expected.end(), c.recv.begin());
-      broadcast(comm, c.recv.data(), count, DataType::kF32, options);
-    };
-    c.modelSeconds = alphabeta::binomialBroadcast(p, m, link);
+    c = broadcastCase(comm, builtin, count, o);
   } else if (op == "alltoall") {
-    const std::size_t block = std::max<std::size_t>(1, count / p);
-    c.send.resize(block * p);
-    c.recv.resize(block * p);
-    for (int r = 0; r < p; ++r) {
-      for (std::size_t i = 0; i < block; ++i) c.send[r * block + i] = pattern(i + r, me);
-    }
-    for (int r = 0; r < p; ++r) {
-      for (std::size_t i = 0; i < block; ++i) c.expected.push_back(pattern(i + me, r));
-    }
-    const AlltoallOptions options{.algorithm = builtin ? AlltoallAlgorithm::kBuiltin : AlltoallAlgorithm::kPairwise};
-    c.call = [&comm, &c, block, options, p] {
-      std::vector<std::size_t> counts(p, block);
-      std::vector<std::size_t> displs(p);
-      for (int r = 0; r < p; ++r) displs[r] = r * block;
-      alltoallv(comm, c.send.data(), counts, displs, c.recv.data(), counts, displs, DataType::kF32, options);
-    };
-    c.busFactor = static_cast<double>(p - 1) / p;
-    c.modelSeconds = alphabeta::pairwiseAlltoall(p, static_cast<double>(block * p * sizeof(float)), link);
-    c.bytes = block * p * sizeof(float);
+    c = alltoallCase(comm, builtin, count, o);
   } else {
     throw ConfigError(fmt::format("bench: unknown operation '{}' (expected allreduce, allgather, reduce_scatter, "
                                   "broadcast or alltoall)", op));
   }
-  if (c.bytes == 0) c.bytes = requested * sizeof(float);
+  if (c.bytes == 0) c.bytes = count * sizeof(float);
   return c;
 }
 
@@ -196,7 +235,8 @@ std::vector<BenchRow> runCommBench(const Communicator& comm, const BenchOptions&
       for (std::size_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= o.stepFactor) {
         const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
         Case c = makeCase(comm, op, algorithm, count, o);
-        const double seconds = timeCollectively(comm, iterationsFor(c.bytes, o.iterations), o.trials, c.call);
+        const double seconds =
+            timeCollectively(comm, iterationsFor(c.bytes, o.iterations), o.trials, [&c] { c.call(c); });
         BenchRow row{op, algorithm, c.bytes, c.bytes / sizeof(float), seconds};
         row.algorithmBandwidth = static_cast<double>(row.bytes) / row.seconds;
         row.busBandwidth = row.algorithmBandwidth * c.busFactor;
