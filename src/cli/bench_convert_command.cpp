@@ -79,7 +79,7 @@ nlohmann::json toJson(const std::vector<comm::ConversionRow>& rows, const Option
 
 void run(const Options& o, Context& context) {
   const auto elements = static_cast<std::size_t>(o.mib * 1024 * 1024 / 4);
-  const std::vector<comm::ConversionRow> rows = comm::runConversionBench({.elements = elements, .trials = o.trials});
+  const std::vector<comm::ConversionRow> rows = comm::runConversionBench({.elements = elements, .trials = o.trials, .paths = {}});
   for (const comm::ConversionRow& r : rows) {
     if (!std::isfinite(r.bytesPerSecond) || r.seconds <= 0) {
       throw ConfigError(fmt::format("bench convert: {} took no measurable time; use a larger --mib", comm::kernelName(r.kernel)));

@@ -164,8 +164,9 @@ std::vector<LinkSample> sweepLevels(const comm::Communicator& world, const hw::C
 // The wire's conversions on every rank at once (they share the node's memory bandwidth, as the
 // progress threads of a job do); the slowest rank's rate.
 hw::WireConversion measureWireConversion(const comm::Communicator& world, double deadline) {
-  const std::vector<comm::ConversionRow> rows = comm::runConversionBench({.elements = std::size_t{4} << 20, .trials = 3});
-  const comm::ConvertPath path = comm::activeConvertPath();
+  const comm::ConvertPath path = comm::activeConvertPath();  // only the path the wire runs
+  const std::vector<comm::ConversionRow> rows =
+      comm::runConversionBench({.elements = std::size_t{4} << 20, .trials = 3, .paths = {path}});
   double rates[2] = {comm::allreduceConversionRate(rows, comm::DataType::kF16, path),
                      comm::allreduceConversionRate(rows, comm::DataType::kBF16, path)};
   comm::allreduce(world, rates, rates, 2, comm::DataType::kF64, reducing(comm::ReduceOp::kMin, deadline));

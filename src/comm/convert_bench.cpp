@@ -86,8 +86,9 @@ std::vector<ConversionRow> runConversionBench(const ConversionBenchOptions& o) {
   rows.push_back(row(ConversionKernel::kAdd, DataType::kF32, ConvertPath::kScalar, n, medianSeconds(o.trials, [&] {
                        reduceInto(b.other.data(), b.values.data(), n, DataType::kF32, ReduceOp::kSum);
                      })));
+  const std::vector<ConvertPath> paths = o.paths.empty() ? supportedConvertPaths() : o.paths;
   for (DataType wire : {DataType::kF16, DataType::kBF16}) {
-    for (ConvertPath path : supportedConvertPaths()) {
+    for (ConvertPath path : paths) {
       const Converter& c = converter(wire, path);
       for (ConversionKernel k : {ConversionKernel::kEncode, ConversionKernel::kDecode, ConversionKernel::kDecodeAddEncode}) {
         std::fill(b.other.begin(), b.other.end(), 0.0F);  // the fused sum must not run off to infinity

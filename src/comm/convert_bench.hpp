@@ -14,6 +14,7 @@ namespace paraxis::comm {
 struct ConversionBenchOptions {
   std::size_t elements = std::size_t{16} << 20;  // f32 values per buffer (64 MiB)
   int trials = 5;                                // the median is reported
+  std::vector<ConvertPath> paths;                // empty: every path this CPU runs
 };
 
 enum class ConversionKernel { kEncode, kDecode, kDecodeAddEncode, kCopy, kAdd };
@@ -31,7 +32,7 @@ const char* kernelName(ConversionKernel kernel);
 // Bytes one element costs the kernel: what it reads plus what it writes.
 double bytesPerElement(ConversionKernel kernel, DataType wire);
 
-// memcpy and the f32 add first, then every kernel of every wire type on every supported path.
+// memcpy and the f32 add first, then every kernel of every wire type on each path asked for.
 std::vector<ConversionRow> runConversionBench(const ConversionBenchOptions& options);
 
 // The f32 gradient bytes per second an allreduce's conversions handle on a wire type: a ring
