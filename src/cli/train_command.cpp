@@ -17,6 +17,7 @@
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
+#include "cli/plan_inputs.hpp"
 #include "cli/ranges.hpp"
 #include "cli/run_configuration.hpp"
 #include "comm/hierarchy.hpp"
@@ -24,6 +25,8 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "hw/presets.hpp"
+#include "plan/oracle.hpp"
 #include "plan/strategy_json.hpp"
 #include "train/trainer.hpp"
 
@@ -40,6 +43,7 @@ struct Options : ModelSource {
   std::string optimizer = "sgd";
   std::string bnStatistics = "global";
   std::string schedule = "1f1b";
+  std::string cluster;
 };
 
 // The strategy the run executed, in the strategy file's schema, so that `paraxis validate`
@@ -128,6 +132,34 @@ void applyPlan(const std::string& path, int ranks, const graph::Model& model, tr
   t.schedule = s.schedule;
 }
 
+// --cluster: where --allreduce (or the plan file) leaves the gradient allreduce to auto, the
+// run executes the one the oracle picks for this run on that cluster (what `plan --emit`
+// writes), not the runtime's rule of message size. Every rank computes the same pick from the
+// same inputs (agreeAcrossRanks checked them).
+void applyOracleAllreduce(const std::string& clusterName, const graph::Model& model, int ranks, train::TrainOptions& t) {
+  const hw::Cluster cluster = hw::loadCluster(clusterName);
+  if (ranks > cluster.totalDevices()) {
+    throw ConfigError(fmt::format("--cluster {}: describes {} devices, but this job runs {} ranks", clusterName,
+                                  cluster.totalDevices(), ranks));
+  }
+  if (t.comm.algorithm != GradientAlgorithm::kAuto) return;
+  plan::Strategy s;
+  s.grid = t.grid.value_or(plan::Grid{.data = ranks});
+  s.name = plan::strategyNameOf(s.grid);
+  s.globalBatch = t.batchPerRank * s.grid.data;
+  s.comm = t.comm;
+  s.microBatches = t.microBatches;
+  s.schedule = t.schedule;
+  plan::Oracle oracle(planInputs(model, cluster, "fp32", 0));
+  const plan::Estimate e = oracle.estimate(s, false);
+  if (!e.feasible) {
+    throw ConfigError(fmt::format("--cluster {}: the oracle cannot price this run: {}", clusterName, e.infeasibleReason));
+  }
+  if (e.allreduceAlgorithm != "none") {
+    t.comm.algorithm = gradientAlgorithmFromName(e.allreduceAlgorithm, "the oracle's allreduce");
+  }
+}
+
 // Options that may change between a checkpoint and its resume: how long to train and where
 // the outputs go.
 const std::set<std::string> kFreeOnResume{"--epochs", "--iterations", "--checkpoint", "--checkpoint-every", "--resume",
@@ -174,6 +206,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
     o.train.comm = o.gradientComm.apply(o.train.comm);  // the command line overrides the file
   }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
+  if (!o.cluster.empty()) applyOracleAllreduce(o.cluster, model, world.comm.size(), o.train);
   const nlohmann::json machine = machineJson(world.comm);
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;
@@ -249,6 +282,9 @@ void addTrainCommand(CLI::App& app, Context& context) {
       ->check(within(0, 1024));
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
   addGradientCommOptions(*c, o->gradientComm);
+  c->add_option("--cluster", o->cluster,
+                "a preset or cluster file: with --allreduce auto, run the gradient allreduce the oracle picks for this "
+                "run on it (as plan --emit writes it)");
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts")
       ->check(within(0, 1e6));
   c->add_flag("--quiet", o->train.quiet, "no progress output");

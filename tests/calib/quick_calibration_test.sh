@@ -45,6 +45,49 @@ PY
 "$paraxis" plan --model lenet --cluster "$quick" --gpus 2 --global-batch 64 --strategies data >/dev/null && pass \
   || fail "plan with the quick cluster"
 
+# validate holds the calibrated oracle against real wire runs: the report's wire reaches the
+# prediction (with its conversions free, a 16-bit allreduce is priced below the fp32 one; on
+# shared memory the conversions may well cost more than the halved bytes save), and an fp16
+# wire's conversions are charged at the cluster's rate (from free to 1 MB/s, the predicted
+# allreduce grows by the gradient's f32 bytes over that rate).
+for wire in fp32 fp16; do
+  "${mpirun[@]}" -np 2 "$paraxis" train --model lenet --iterations 6 --threads 1 --quiet --wire "$wire" \
+    --report "$work/$wire.report.json" >/dev/null 2>"$work/$wire.err" || fail "train --wire $wire: $(tail -1 "$work/$wire.err")"
+done
+for rate in 1e15 1e6; do
+  sed -E "s/wire_conversion: \{f16: [^,]+,/wire_conversion: {f16: $rate,/" "$quick" >"$work/$rate.yaml"
+  for wire in fp32 fp16; do
+    "$paraxis" validate --measured "$work/$wire.report.json" --cluster "$work/$rate.yaml" --json \
+      >"$work/$wire.$rate.validated" || fail "validate the $wire run against conversions at $rate B/s"
+  done
+done
+parameters=$("$paraxis" models show lenet --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["params"])')
+verdict=$(python3 - "$work" "$parameters" <<'PY'
+import json, math, sys
+work, parameters = sys.argv[1], int(sys.argv[2])
+allreduce = lambda name: json.load(open(f"{work}/{name}.validated"))["runs"][0]["predicted"]["time"]["gradient_allreduce"]
+fp32, free, slow, fp32_slow = allreduce("fp32.1e15"), allreduce("fp16.1e15"), allreduce("fp16.1e6"), allreduce("fp32.1e6")
+problems = [f"{v} s" for v in (fp32, free, slow) if not (math.isfinite(v) and v > 0)]
+if not free < 0.9 * fp32: problems.append(f"fp16 allreduce {free} s not below fp32's {fp32} s")
+if fp32_slow != fp32: problems.append(f"the fp32 wire was charged a conversion ({fp32_slow} s against {fp32} s)")
+expected = parameters * 4 / 1e6
+if not abs((slow - free) / expected - 1) < 0.2:
+    problems.append(f"conversion at 1 MB/s added {slow - free} s, expected ~{expected} s")
+print("; ".join(problems) or "ok")
+PY
+)
+[ "$verdict" = ok ] && pass || fail "validate of the wire runs: $verdict"
+
+# train --cluster runs the allreduce the oracle picks for the run on that cluster (hierarchical
+# for 4 ranks on 2 hosts x 2 devices at 1 Gbit/s), unless --allreduce forces one.
+two_by_two="$(dirname "$0")/../../scripts/clusters/netns-2x2-1gbit.yaml"
+for forced in auto ring; do
+  ran=$("${mpirun[@]}" -np 4 "$paraxis" train --model lenet --iterations 2 --threads 1 --json --cluster "$two_by_two" \
+        --allreduce "$forced" 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["gradient_allreduce_algorithm"])' 2>&1)
+  expected=$([ "$forced" = auto ] && echo hierarchical || echo "$forced")
+  [ "$ran" = "$expected" ] && pass || fail "train --cluster 2x2 --allreduce $forced ran '$ran', expected $expected"
+done
+
 # The job must match the cluster: two ranks on one host are not two one-device nodes.
 err=$("${mpirun[@]}" -np 2 "$paraxis" calibrate --quick --cluster "$data/two_hosts.yaml" 2>&1 >/dev/null); code=$?
 if [ "$code" -eq 2 ] && grep -q "places 1 devices per node on 2 node(s), but this job runs 2 rank(s) on 1 host(s)" <<<"$err"; then
