@@ -52,7 +52,7 @@ def train_epochs(ddp, opt, a, rank, world):
     per_rank = len(x) // world // a.batch * a.batch
     elapsed = 0.0
     for epoch in range(a.epochs):
-        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(epoch))
+        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(epoch + 1000 * (a.seed - 1)))
         mine = order[rank * per_rank:(rank + 1) * per_rank]
         dist.barrier()
         start = time.perf_counter()
@@ -115,6 +115,7 @@ def main():
                    help="plain iterations before PowerSGD compresses (default: the warm-up iterations)")
     p.add_argument("--epochs", type=int, default=0, help="train LeNet on Fashion-MNIST for this many epochs instead")
     p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=1, help="seed of the weights and of the epochs' shuffles")
     a = p.parse_args()
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0))
     world = int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1))
@@ -126,7 +127,7 @@ def main():
             os.environ["GLOO_SOCKET_IFNAME"] = links[0]
     torch.set_num_threads(a.threads)
     dist.init_process_group("gloo", rank=rank, world_size=world)
-    torch.manual_seed(1)
+    torch.manual_seed(a.seed)
     if a.epochs > 0:
         model = lenet(10)
     elif a.model == "small-cnn":

@@ -12,6 +12,7 @@ packages=(
   dataset-fashion-mnist
   python3-torch python3-torchvision
   iproute2
+  libglpk-dev
 )
 
 missing=()

@@ -32,5 +32,6 @@ void addPlanCommand(CLI::App& app, Context& context);
 void addTrainCommand(CLI::App& app, Context& context);
 void addValidateCommand(CLI::App& app, Context& context);
 void addCalibrateCommand(CLI::App& app, Context& context);
+void addPlaceCommand(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "paraxis 0.1.0");
   app.require_subcommand(1);
   cli::addPlanCommand(app, context);
+  cli::addPlaceCommand(app, context);
   cli::addTrainCommand(app, context);
   cli::addValidateCommand(app, context);
   cli::addCalibrateCommand(app, context);

@@ -1,0 +1,151 @@
+// Placement of operations (issue #16): the integer program against enumeration on small
+// graphs (equal optimal makespans), every method's answer through the independent checker,
+// the checker itself against broken placements, and the training graph of a real model.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/error.hpp"
+#include "graph/zoo/zoo.hpp"
+#include "hw/presets.hpp"
+#include "plan/milp.hpp"
+#include "plan/op_graph.hpp"
+#include "plan/placement.hpp"
+#include "plan/plan_fixture.hpp"
+
+namespace paraxis::plan {
+namespace {
+
+// A random DAG of `n` operations, each its own unit: durations 1..10, edges i -> j (i < j)
+// with probability 0.4 and transfers 0..6, unit memory 1..4.
+OpGraph randomGraph(std::mt19937& random, int n) {
+  std::uniform_real_distribution<double> duration(1, 10), transfer(0, 6), bytes(1, 4), coin(0, 1);
+  std::vector<double> seconds, unitBytes;
+  std::vector<OpEdge> edges;
+  for (int i = 0; i < n; ++i) {
+    seconds.push_back(duration(random));
+    unitBytes.push_back(bytes(random));
+    for (int j = 0; j < i; ++j) {
+      if (coin(random) < 0.4) edges.push_back({j, i, 1, transfer(random)});
+    }
+  }
+  return explicitGraph(seconds, edges, unitBytes);
+}
+
+void expectFeasible(const OpGraph& g, const PlacementLimits& limits, const OpPlacement& p) {
+  const std::vector<std::string> problems = placementViolations(g, limits, p, 1e-7);
+  EXPECT_TRUE(problems.empty()) << p.method << ": " << (problems.empty() ? "" : problems.front());
+}
+
+TEST(Placement, TheIntegerProgramFindsTheOptimumEnumerationFinds) {
+  ASSERT_FALSE(milpSolverName().empty()) << "this build has no ILP solver (make setup installs libglpk-dev)";
+  std::mt19937 random(16);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int n = 4 + trial % 5;
+    const OpGraph g = randomGraph(random, n);
+    PlacementLimits limits;
+    limits.devices = 2 + trial % 2;
+    // Every third graph: memory for about half the units per device.
+    if (trial % 3 == 0) limits.memoryPerDevice = 2.5 * n / 2 + 4;
+    const OpPlacement exact = exhaustivePlacement(g, limits);
+    const OpPlacement list = listSchedule(g, limits);
+    const OpPlacement ilp = placementIlp(g, limits, list, {.timeLimitSeconds = 30});
+    expectFeasible(g, limits, exact);
+    expectFeasible(g, limits, list);
+    expectFeasible(g, limits, ilp);
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << ": " << n << " operations, " << g.edges.size() << " edges, "
+                                    << limits.devices << " devices");
+    EXPECT_TRUE(ilp.optimal) << ilp.method;
+    EXPECT_NEAR(ilp.makespan, exact.makespan, 1e-6 * exact.makespan);
+    EXPECT_GE(list.makespan, exact.makespan - 1e-9);
+    EXPECT_LE(makespanLowerBound(g, limits.devices), exact.makespan + 1e-9);
+  }
+}
+
+TEST(Placement, TheCheckerNamesEachBrokenConstraint) {
+  // a -> b with a transfer of 5 s; c independent; memory 2 per unit.
+  const OpGraph g = explicitGraph({4, 3, 2}, {{0, 1, 1, 5}}, {2, 2, 2});
+  const PlacementLimits limits{.devices = 2, .memoryPerDevice = 4};
+  OpPlacement p;
+  p.device = {0, 0, 1};
+  p.start = {0, 4, 0};
+  p.makespan = 7;
+  EXPECT_TRUE(placementViolations(g, limits, p).empty());
+  OpPlacement crossing = p;
+  crossing.device = {0, 1, 1};
+  crossing.start = {0, 4, 0};
+  const auto early = placementViolations(g, limits, crossing);
+  ASSERT_FALSE(early.empty());
+  EXPECT_NE(early.front().find("before its input from 'op0' arrives at 9"), std::string::npos) << early.front();
+  OpPlacement overlap = p;
+  overlap.device = {0, 0, 0};
+  EXPECT_NE(placementViolations(g, {.devices = 2, .memoryPerDevice = 8}, overlap).front().find("device 0: operations"),
+            std::string::npos);
+  EXPECT_NE(placementViolations(g, {.devices = 2, .memoryPerDevice = 3}, p).front().find("device 0: its units hold"),
+            std::string::npos);
+  OpPlacement outside = p;
+  outside.device[2] = 2;
+  EXPECT_NE(placementViolations(g, limits, outside).front().find("outside 0..1"), std::string::npos);
+  OpPlacement wrongEnd = p;
+  wrongEnd.makespan = 6;
+  EXPECT_NE(placementViolations(g, limits, wrongEnd).front().find("makespan 6 s"), std::string::npos);
+}
+
+TEST(Placement, AUnitTooLargeForEveryDeviceIsNamed) {
+  const OpGraph g = explicitGraph({1, 1}, {}, {1, 10});
+  try {
+    listSchedule(g, {.devices = 2, .memoryPerDevice = 4});
+    FAIL() << "placed a unit larger than a device";
+  } catch (const InfeasibleError& e) {
+    EXPECT_NE(std::string(e.what()).find("unit 'op1' needs"), std::string::npos) << e.what();
+  }
+}
+
+// A branching model small enough to enumerate: two convolution branches joined by a concat.
+graph::Model twoBranches() {
+  graph::ModelBuilder b("branches", graph::TensorShape{8, {16, 16}});
+  const int stem = b.conv("stem", 0, {.filters = 16, .kernel = {3}, .padding = {1}});
+  const int left = b.conv("left", stem, {.filters = 32, .kernel = {3}, .padding = {1}});
+  const int right = b.conv("right", stem, {.filters = 32, .kernel = {5}, .padding = {2}});
+  const int joined = b.concat("join", {left, right});
+  b.fc("fc", joined, 10);
+  return std::move(b).build();
+}
+
+TEST(Placement, ATrainingGraphKeepsEachUnitsPassesTogetherAndPlacesBranchesApart) {
+  const graph::Model model = twoBranches();
+  const hw::Cluster cluster = testing::toyCluster();
+  const OpGraph g = trainingGraph(model, cluster, 64);
+  // Units: input+stem, left, right, join+fc; a forward and a backward operation each.
+  ASSERT_EQ(g.units(), 4);
+  ASSERT_EQ(g.size(), 8);
+  EXPECT_EQ(g.unitNames[0], "input..stem");
+  EXPECT_EQ(g.ops[7].name, "bwd input..stem");
+  const std::vector<std::vector<bool>> reaches = g.reachability();
+  for (int u = 0; u < g.units(); ++u) EXPECT_TRUE(reaches[u][2 * g.units() - 1 - u]) << g.unitNames[u];
+  EXPECT_FALSE(reaches[1][2]) << "the branches are independent";
+  const PlacementLimits limits{.devices = 2};
+  const OpPlacement exact = exhaustivePlacement(g, limits);
+  const OpPlacement ilp = placementIlp(g, limits, listSchedule(g, limits), {.timeLimitSeconds = 30});
+  expectFeasible(g, limits, ilp);
+  EXPECT_TRUE(ilp.optimal);
+  EXPECT_NEAR(ilp.makespan, exact.makespan, 1e-6 * exact.makespan);
+  EXPECT_LT(exact.makespan, g.totalSeconds()) << "the branches run at the same time";
+  EXPECT_NE(exact.device[1], exact.device[2]);
+}
+
+TEST(Placement, InceptionV3OnTwoDevicesBeatsEveryPipelineSplitWithoutMicroBatches) {
+  // Without micro-batches a pipeline's stages run one after another: no split finishes a step
+  // sooner than the whole model's work on one device. A placement runs branches side by side.
+  const graph::Model model = graph::buildZooModel("inception-v3");
+  const hw::Cluster cluster = hw::loadCluster("dgx1-v100");
+  const OpGraph g = trainingGraph(model, cluster, 32);
+  const PlacementLimits limits{.devices = 2, .memoryPerDevice = cluster.device.memoryBytes};
+  const OpPlacement list = listSchedule(g, limits);
+  expectFeasible(g, limits, list);
+  EXPECT_LT(list.makespan, 0.95 * g.totalSeconds()) << g.units() << " units";
+  EXPECT_GE(list.makespan, list.lowerBound);
+}
+
+}  // namespace
+}  // namespace paraxis::plan
