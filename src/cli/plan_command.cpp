@@ -31,6 +31,8 @@ struct Options : ModelSource {
   std::string gpus = "8..1024";
   std::string batchPerGpu = "32";
   std::int64_t globalBatch = 0;
+  std::int64_t batchPerReplica = 0;
+  int modelParallel = 0;
   std::vector<std::string> strategies;
   std::string objective = "time-to-train";
   int top = 0;
@@ -58,7 +60,9 @@ std::vector<plan::Estimate> planOnGrid(const Options& o, const plan::PlanInputs&
   if (!o.strategies.empty()) throw ConfigError("--grid: give either --grid or --strategies, not both");
   const plan::Grid grid = plan::parseGrid(o.grid);
   if (r.globalBatch == 0 && r.batchPerGpu == 0) throw ConfigError("--grid: give --batch-per-gpu N or --global-batch B, not max");
-  const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : r.batchPerGpu * grid.total();
+  const std::int64_t global = r.globalBatch > 0        ? r.globalBatch
+                              : r.batchPerReplica > 0 ? r.batchPerReplica * grid.data
+                                                      : r.batchPerGpu * grid.total();
   return {plan::Oracle(in).estimate(plan::strategyOnGrid(grid, global, r))};
 }
 
@@ -93,6 +97,8 @@ plan::PlanRequest request(const Options& o) {
     if (r.batchPerGpu < 1) throw ConfigError(fmt::format("--batch-per-gpu: expected a positive count or 'max', found '{}'", o.batchPerGpu));
   }
   r.globalBatch = o.globalBatch;
+  r.batchPerReplica = o.batchPerReplica;
+  r.modelParallel = o.modelParallel;
   r.objective = pick<plan::Objective>("--objective", o.objective,
                                       {{"time-to-train", plan::Objective::kTimeToTrain}, {"iteration", plan::Objective::kIteration},
                                        {"memory", plan::Objective::kMemory}, {"cost", plan::Objective::kCost}});
@@ -249,7 +255,16 @@ void addPlanCommand(CLI::App& app, Context& context) {
   addClusterOptions(*c, o->cluster, o->dtype, "abci");
   c->add_option("--gpus", o->gpus, "GPU counts: 64, 8..1024 (powers of two) or 8,16,48 (default 8..1024)");
   c->add_option("--batch-per-gpu", o->batchPerGpu, "samples per GPU per iteration, or 'max' (largest that fits)");
-  c->add_option("--global-batch", o->globalBatch, "the same global batch at every GPU count")->check(within(1, 1e12));
+  CLI::Option* global =
+      c->add_option("--global-batch", o->globalBatch, "the same global batch at every GPU count")->check(within(1, 1e12));
+  c->add_option("--batch-per-replica", o->batchPerReplica,
+                "samples per data replica (a model-parallel group shares them), so a hybrid's global batch grows "
+                "with its replicas (Pal et al.'s DP vs DP x MP); overrides --batch-per-gpu")
+      ->check(within(1, 1e9))
+      ->excludes(global);
+  c->add_option("--model-parallel", o->modelParallel,
+                "ranks per replica of the data+ hybrids' model-parallel axis (default: a node's devices)")
+      ->check(within(1, 1 << 20));
   c->add_option("--strategies", o->strategies, "comma-separated: " + fmt::format("{}", fmt::join(plan::strategyNames(), ", ")))
       ->delimiter(',');
   c->add_option("--objective", o->objective, "rank by time-to-train (default), iteration, memory or cost");

@@ -69,6 +69,11 @@ std::string limitViolation(const PlanInputs& in, const Strategy& s) {
       }
     }
   }
+  if (g.place > 1 && g.modelParallel() != g.place) {
+    return fmt::format("a placement (place={}) goes with the data axis only, not with {}", g.place,
+                       Grid{.pipeline = g.pipeline, .channel = g.channel, .filter = g.filter, .depth = g.depth,
+                            .height = g.height, .width = g.width}.str());
+  }
   if (g.filter == 1 && g.channel == 1 && g.pipeline == 1) return "";  // the layer limits below cannot bind
   if (std::string problem = channelAxisProblem(m, g); !problem.empty()) return problem;
   int computeLayers = 0;

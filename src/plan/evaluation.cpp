@@ -4,7 +4,9 @@
 #include <cmath>
 #include <string_view>
 
+#include "plan/op_graph.hpp"
 #include "plan/pipeline_partition.hpp"
+#include "plan/placement.hpp"
 
 namespace paraxis::plan::detail {
 namespace {
@@ -144,6 +146,8 @@ class Evaluator {
     for (int i = 0; i < model_.size(); ++i) layerTerms(i);
     if (grid_.pipeline > 1) {
       pipelineStages();
+    } else if (grid_.place > 1) {
+      placedTotals();
     } else {
       replicaTotals();
     }
@@ -248,11 +252,15 @@ class Evaluator {
     double busy(int stage) const { return forward[stage] + backward[stage] + communication[stage]; }
   };
 
-  StageSums sumStages() {
-    std::vector<double> total(model_.size());
-    for (int i = 0; i < model_.size(); ++i) total[i] = a_.forward[i] + a_.backward[i] + a_.communication[i];
-    a_.stage = partitionStages(total, grid_.pipeline);
-    StageSums sums(grid_.pipeline);
+  // Per stage (or placed device) its sums; `partition`: first cut the layers into balanced
+  // pipeline stages (otherwise a_.stage holds each layer's device already).
+  StageSums sumStages(bool partition = true) {
+    if (partition) {
+      std::vector<double> total(model_.size());
+      for (int i = 0; i < model_.size(); ++i) total[i] = a_.forward[i] + a_.backward[i] + a_.communication[i];
+      a_.stage = partitionStages(total, grid_.pipeline);
+    }
+    StageSums sums(partition ? grid_.pipeline : grid_.place);
     for (int i = 0; i < model_.size(); ++i) {
       const graph::Layer& layer = model_.layer(i);
       const LayerSplit& sp = a_.splits[i];
@@ -307,6 +315,37 @@ class Evaluator {
     e_.memory.pipelineInFlight = sums.activations[slowest] * (inFlight - 1);
   }
 
+  // A placement (DLPlacer): the replica's units on grid_.place devices by list scheduling (the
+  // exact program is `paraxis place`'s, too slow for this loop). The busiest device sets the
+  // compute terms; its idle time, waiting for the others and for transfers, is the bubble.
+  // Each device reduces its own units' gradients over the replicas, as a pipeline stage does.
+  void placedTotals() {
+    const auto transfer = [this](double bytes) {
+      return cost::pointToPointOn(cluster_, grid_.stridePlace(), bytes, k_).seconds;
+    };
+    const OpGraph g = layerGraph(model_, a_.forward, a_.backward, samples_, transfer, in_.optimizerStatesPerWeight);
+    const OpPlacement p = listSchedule(g, {grid_.place, 0});
+    for (int u = 0; u < g.units(); ++u) {
+      for (int layer : g.unitLayers[u]) a_.stage[layer] = p.device[u];
+    }
+    const StageSums sums = sumStages(false);
+    int busiest = 0;
+    for (int d = 1; d < grid_.place; ++d) {
+      if (sums.busy(d) > sums.busy(busiest)) busiest = d;
+    }
+    TimeBreakdown& t = e_.time;
+    for (int i = 0; i < model_.size(); ++i) {
+      if (a_.stage[i] != busiest) continue;
+      t.forward += a_.forward[i];
+      t.backwardData += a_.backwardData[i];
+      t.backwardWeight += a_.backwardWeight[i];
+    }
+    t.bubble = std::max(0.0, p.makespan - sums.busy(busiest));
+    slowestStage_ = busiest;
+    stageParams_ = sums.params[busiest];
+    stageActivations_ = sums.activations[busiest];
+  }
+
   // The optimizer reads weights, gradients and states and writes weights and states.
   void update() {
     const double weightBytes = stageParams_ * 4;
@@ -321,9 +360,14 @@ class Evaluator {
   double collectSources() {
     double elapsed = 0;
     // Layer collectives run half in forward, half in backward: both passes' wall times hold them.
+    // A placed device's clock runs through its own layers only (its waits are the bubble).
+    const auto counted = [this](int i) { return grid_.place == 1 || a_.stage[i] == slowestStage_; };
     double forwardBefore = 0;  // the forward time before layer i, walking backward
-    for (int i = 0; i < model_.size(); ++i) forwardBefore += a_.forward[i] + a_.communication[i] / 2;
+    for (int i = 0; i < model_.size(); ++i) {
+      if (counted(i)) forwardBefore += a_.forward[i] + a_.communication[i] / 2;
+    }
     for (int i = model_.size() - 1; i >= 0; --i) {
+      if (!counted(i)) continue;
       elapsed += a_.backward[i] + a_.communication[i] / 2;
       forwardBefore -= a_.forward[i] + a_.communication[i] / 2;
       const cost::LayerProfile& profile = profiles_[i];

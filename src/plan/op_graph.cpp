@@ -68,22 +68,16 @@ std::vector<std::vector<bool>> OpGraph::reachability() const {
   return reaches;
 }
 
-OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples,
-                      double optimizerStatesPerWeight) {
+OpGraph layerGraph(const graph::Model& model, const std::vector<double>& forward, const std::vector<double>& backward,
+                   double samples, const std::function<double(double)>& transfer, double optimizerStatesPerWeight) {
   OpGraph g;
   const std::vector<int> unit = unitsOf(model, g.unitLayers);
   const int units = static_cast<int>(g.unitLayers.size());
-  const cost::DeviceRates rates(cluster.device, cluster.device.peak("fp32"));
-  cost::LogMemo logs;
-  cost::LocalShare share;
-  share.samples = samples;
-  const std::vector<cost::LayerProfile> profiles = cost::profileLayers(model);
-  std::vector<double> forward(units, 0), backward(units, 0);
+  std::vector<double> unitForward(units, 0), unitBackward(units, 0);
   g.unitBytes.assign(units, 0);
   for (int i = 0; i < model.size(); ++i) {
-    const cost::LayerTimes t = cost::layerTimes(rates, profiles[i], share, model.bytesPerElement(), logs);
-    forward[unit[i]] += t.forward;
-    backward[unit[i]] += t.backwardData + t.backwardWeight;
+    unitForward[unit[i]] += forward[i];
+    unitBackward[unit[i]] += backward[i];
     const graph::LayerCounts& c = model.layer(i).counts;
     g.unitBytes[unit[i]] += static_cast<double>(c.params) * model.bytesPerElement() * (2 + optimizerStatesPerWeight) +
                             static_cast<double>(c.activationBytes) * samples;
@@ -94,8 +88,8 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
                                              : model.layer(layers.front()).name + ".." + model.layer(layers.back()).name);
   }
   // Forward operations 0..units-1 in unit order, then backward ones in reverse unit order.
-  for (int u = 0; u < units; ++u) g.ops.push_back({"fwd " + g.unitNames[u], forward[u], u});
-  for (int u = units - 1; u >= 0; --u) g.ops.push_back({"bwd " + g.unitNames[u], backward[u], u});
+  for (int u = 0; u < units; ++u) g.ops.push_back({"fwd " + g.unitNames[u], unitForward[u], u});
+  for (int u = units - 1; u >= 0; --u) g.ops.push_back({"bwd " + g.unitNames[u], unitBackward[u], u});
   const auto backwardOp = [units](int u) { return 2 * units - 1 - u; };
   std::map<std::pair<int, int>, double> crossing;  // (producer unit, consumer unit) -> bytes
   for (int i = 0; i < model.size(); ++i) {
@@ -104,12 +98,31 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
     }
   }
   for (const auto& [pair, bytes] : crossing) {
-    const double seconds = cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds;
+    const double seconds = transfer(bytes);
     g.edges.push_back({pair.first, pair.second, bytes, seconds});
     g.edges.push_back({backwardOp(pair.second), backwardOp(pair.first), bytes, seconds});
   }
   for (int u = 0; u < units; ++u) g.edges.push_back({u, backwardOp(u), 0, 0});
   return g;
+}
+
+OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples,
+                      double optimizerStatesPerWeight) {
+  const cost::DeviceRates rates(cluster.device, cluster.device.peak("fp32"));
+  cost::LogMemo logs;
+  cost::LocalShare share;
+  share.samples = samples;
+  const std::vector<cost::LayerProfile> profiles = cost::profileLayers(model);
+  std::vector<double> forward, backward;
+  for (int i = 0; i < model.size(); ++i) {
+    const cost::LayerTimes t = cost::layerTimes(rates, profiles[i], share, model.bytesPerElement(), logs);
+    forward.push_back(t.forward);
+    backward.push_back(t.backwardData + t.backwardWeight);
+  }
+  const auto transfer = [&cluster](double bytes) {
+    return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds;
+  };
+  return layerGraph(model, forward, backward, samples, transfer, optimizerStatesPerWeight);
 }
 
 OpGraph explicitGraph(const std::vector<double>& seconds, const std::vector<OpEdge>& edges,

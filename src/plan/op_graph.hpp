@@ -7,6 +7,7 @@
 // activations and weights the forward kept), so what is placed is a unit; a unit is a chain
 // of layers (a layer with one input whose producer feeds it alone joins the producer's unit:
 // splitting a chain can only add a transfer, never run anything at the same time).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct OpGraph {
 // gradients and `optimizerStatesPerWeight` optimizer states, and the activations its layers keep.
 OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples,
                       double optimizerStatesPerWeight = 1);
+
+// The same from per-layer seconds already priced (the oracle's): `forward[i]` and `backward[i]`
+// of layer i for `samples`, and `transfer(bytes)`, the seconds a tensor takes between devices.
+OpGraph layerGraph(const graph::Model& model, const std::vector<double>& forward, const std::vector<double>& backward,
+                   double samples, const std::function<double(double)>& transfer, double optimizerStatesPerWeight = 1);
 
 // For tests and small examples: a graph from explicit operations, edges and unit memory, with
 // each unit's forward and backward given as one operation each (units = ops).

@@ -47,8 +47,9 @@ double objectiveValue(const Estimate& e, Objective o) {
 }  // namespace
 
 const std::vector<std::string>& strategyNames() {
-  static const std::vector<std::string> names{"serial",  "data",     "spatial",     "filter",       "channel",
-                                              "pipeline", "data+spatial", "data+filter", "data+channel", "data+pipeline"};
+  static const std::vector<std::string> names{"serial",       "data",         "spatial",       "filter",
+                                              "channel",      "pipeline",     "placement",     "data+spatial",
+                                              "data+filter",  "data+channel", "data+pipeline", "data+placement"};
   return names;
 }
 
@@ -80,7 +81,8 @@ Strategy makeStrategy(const PlanInputs& in, const std::string& name, int gpus, s
   s.comm = r.comm;
   const bool hybrid = name.rfind("data+", 0) == 0;
   const std::string model = hybrid ? name.substr(5) : name;
-  const int inner = hybrid ? static_cast<int>(std::min<std::int64_t>(gpus, in.cluster->devicesPerNode)) : gpus;
+  const std::int64_t group = r.modelParallel > 0 ? r.modelParallel : in.cluster->devicesPerNode;
+  const int inner = hybrid ? static_cast<int>(std::min<std::int64_t>(gpus, group)) : gpus;
   Grid& g = s.grid;
   if (name == "serial") {
     s.globalBatch = globalBatch / std::max(1, gpus);
@@ -95,6 +97,7 @@ Strategy makeStrategy(const PlanInputs& in, const std::string& name, int gpus, s
     if (model == "filter") g.filter = inner;
     if (model == "channel") g.channel = inner;
     if (model == "pipeline") g.pipeline = inner;
+    if (model == "placement") g.place = inner;
   }
   s.microBatches = microBatchesFor(g, globalBatch, r);
   return s;
@@ -140,6 +143,16 @@ std::int64_t maxBatchPerGpu(const PlanInputs& in, const std::string& name, int g
   return largestFittingBatch(oracle, name, gpus, r);
 }
 
+namespace {
+
+// The data replicas of strategy `name` on `gpus` (serial: each GPU a replica of its own).
+std::int64_t replicasOf(const PlanInputs& in, const std::string& name, int gpus, const PlanRequest& r) {
+  if (name == "serial") return gpus;
+  return makeStrategy(in, name, gpus, gpus, r).grid.data;
+}
+
+}  // namespace
+
 std::vector<Estimate> planAll(const PlanInputs& in, const PlanRequest& r) {
   Oracle oracle(in);
   std::vector<Estimate> out;
@@ -147,9 +160,10 @@ std::vector<Estimate> planAll(const PlanInputs& in, const PlanRequest& r) {
     for (const std::string& name : r.strategies) {
       std::int64_t perGpu = r.batchPerGpu;
       if (r.globalBatch == 0 && perGpu == 0) perGpu = std::max<std::int64_t>(1, largestFittingBatch(oracle, name, gpus, r));
-      const std::int64_t global = r.globalBatch > 0 ? r.globalBatch : perGpu * gpus;
+      std::int64_t global = r.globalBatch > 0 ? r.globalBatch : perGpu * gpus;
       Strategy s;
       try {
+        if (r.batchPerReplica > 0) global = r.batchPerReplica * replicasOf(in, name, gpus, r);
         s = makeStrategy(in, name, gpus, global, r);
       } catch (const ConfigError& e) {
         Estimate bad;

@@ -16,6 +16,10 @@ struct PlanRequest {
   std::vector<int> gpus{8};
   std::int64_t batchPerGpu = 32;  // 0: the largest that fits
   std::int64_t globalBatch = 0;   // when set, the same global batch for every GPU count
+  // When set, samples per data replica (a model-parallel group shares them): a hybrid's global
+  // batch grows with its replicas, not its GPUs (Pal et al.'s comparison of DP and DP x MP).
+  std::int64_t batchPerReplica = 0;
+  int modelParallel = 0;  // a hybrid's model-parallel ranks per replica; 0: a node's devices
   int microBatchesPerStage = 4;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   GradientComm comm;

@@ -17,6 +17,7 @@ std::string Grid::str() const {
   };
   add("data", data);
   add("pipeline", pipeline);
+  add("place", place);
   add("channel", channel);
   add("filter", filter);
   add("d", depth);
@@ -28,9 +29,9 @@ std::string Grid::str() const {
 
 Grid parseGrid(const std::string& text) {
   Grid g;
-  const std::pair<const char*, int*> axes[] = {{"data", &g.data},    {"pipeline", &g.pipeline}, {"channel", &g.channel},
-                                               {"filter", &g.filter}, {"d", &g.depth},           {"h", &g.height},
-                                               {"w", &g.width}};
+  const std::pair<const char*, int*> axes[] = {{"data", &g.data},     {"pipeline", &g.pipeline}, {"place", &g.place},
+                                               {"channel", &g.channel}, {"filter", &g.filter},     {"d", &g.depth},
+                                               {"h", &g.height},        {"w", &g.width}};
   if (text == "1") return g;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -55,7 +56,7 @@ Grid parseGrid(const std::string& text) {
     }
     if (axis == nullptr || value < 1 || used != part.size() - eq - 1) {
       throw ConfigError(fmt::format("grid '{}': cannot read '{}' (expected axis=count joined by 'x', axes data, "
-                                    "pipeline, channel, filter, d, h, w, and head=filter or head=samples; e.g. data=8xh=4)", text, part));
+                                    "pipeline, place, channel, filter, d, h, w, and head=filter or head=samples; e.g. data=8xh=4)", text, part));
     }
     *axis = value;
     start = end + 1;
@@ -67,8 +68,8 @@ Grid parseGrid(const std::string& text) {
 std::string headProblem(const Grid& grid) {
   if (!grid.filterHead) return {};
   if (grid.spatial() == 1) return "head=filter splits the head over the spatial ranks, and this grid has no spatial axis";
-  if (grid.filter > 1 || grid.channel > 1 || grid.pipeline > 1) {
-    return "head=filter goes with data and spatial axes only (not filter, channel or pipeline)";
+  if (grid.filter > 1 || grid.channel > 1 || grid.pipeline > 1 || grid.place > 1) {
+    return "head=filter goes with data and spatial axes only (not filter, channel, pipeline or place)";
   }
   return {};
 }
@@ -84,6 +85,7 @@ std::string strategyNameOf(const Grid& grid) {
   std::vector<std::string> axes;
   if (grid.data > 1) axes.emplace_back("data");
   if (grid.pipeline > 1) axes.emplace_back("pipeline");
+  if (grid.place > 1) axes.emplace_back("placement");
   if (grid.channel > 1) axes.emplace_back("channel");
   if (grid.filter > 1) axes.emplace_back("filter");
   if (grid.spatial() > 1) axes.emplace_back(grid.filterHead ? "spatial+filter-head" : "spatial");

@@ -10,11 +10,14 @@
 
 namespace paraxis::plan {
 
-// Ranks are laid out data (outermost), pipeline, channel, filter, spatial-d, -h, -w (innermost),
-// so model-parallel axes share a node first.
+// Ranks are laid out data (outermost), pipeline, place, channel, filter, spatial-d, -h, -w
+// (innermost), so model-parallel axes share a node first.
 struct Grid {
   int data = 1;
   int pipeline = 1;
+  // A replica's operations placed on `place` devices (plan/placement.hpp, DLPlacer): each unit
+  // of layers whole on one device, independent branches at the same time. With data only.
+  int place = 1;
   int channel = 1;
   int filter = 1;
   int depth = 1;
@@ -27,7 +30,7 @@ struct Grid {
   bool filterHead = false;
 
   int spatial() const { return depth * height * width; }
-  int modelParallel() const { return pipeline * channel * filter * spatial(); }
+  int modelParallel() const { return pipeline * place * channel * filter * spatial(); }
   int total() const { return data * modelParallel(); }
   // Distance between neighbouring ranks along each axis.
   std::int64_t strideWidth() const { return 1; }
@@ -35,9 +38,10 @@ struct Grid {
   std::int64_t strideDepth() const { return static_cast<std::int64_t>(width) * height; }
   std::int64_t strideFilter() const { return spatial(); }
   std::int64_t strideChannel() const { return static_cast<std::int64_t>(spatial()) * filter; }
-  std::int64_t stridePipeline() const { return strideChannel() * channel; }
+  std::int64_t stridePlace() const { return strideChannel() * channel; }
+  std::int64_t stridePipeline() const { return stridePlace() * place; }
   std::int64_t strideData() const { return stridePipeline() * pipeline; }
-  std::string str() const;  // "data=16 x filter=4"
+  std::string str() const;  // "data=16xfilter=4"
 };
 
 // The inverse of Grid::str(): "data=8xh=4" (axes data, pipeline, channel, filter, d, h, w;

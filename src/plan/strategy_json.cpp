@@ -86,7 +86,7 @@ nlohmann::json strategyJson(const Strategy& s) {
   nlohmann::json out = {{"version", 1},
           {"name", s.name},
           {"grid",
-           {{"data", g.data}, {"pipeline", g.pipeline}, {"channel", g.channel}, {"filter", g.filter},
+           {{"data", g.data}, {"pipeline", g.pipeline}, {"place", g.place}, {"channel", g.channel}, {"filter", g.filter},
             {"spatial_d", g.depth}, {"spatial_h", g.height}, {"spatial_w", g.width},
             {"head", g.filterHead ? "filter" : "samples"}}},
           {"global_batch", s.globalBatch},
@@ -106,10 +106,16 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
     if (d.value("version", 0) != 1) fail("version", "expected 1");
     s.name = d.at("name").get<std::string>();
     const auto& g = d.at("grid");
-    s.grid = {g.at("data").get<int>(), g.at("pipeline").get<int>(), g.at("channel").get<int>(),
-              g.at("filter").get<int>(), g.at("spatial_d").get<int>(), g.at("spatial_h").get<int>(),
-              g.at("spatial_w").get<int>()};
-    for (int v : {s.grid.data, s.grid.pipeline, s.grid.channel, s.grid.filter, s.grid.depth, s.grid.height, s.grid.width}) {
+    s.grid.data = g.at("data").get<int>();
+    s.grid.pipeline = g.at("pipeline").get<int>();
+    s.grid.place = g.value("place", 1);  // files written before placement have no such axis
+    s.grid.channel = g.at("channel").get<int>();
+    s.grid.filter = g.at("filter").get<int>();
+    s.grid.depth = g.at("spatial_d").get<int>();
+    s.grid.height = g.at("spatial_h").get<int>();
+    s.grid.width = g.at("spatial_w").get<int>();
+    for (int v : {s.grid.data, s.grid.pipeline, s.grid.place, s.grid.channel, s.grid.filter, s.grid.depth, s.grid.height,
+                  s.grid.width}) {
       if (v < 1) fail("grid", "every axis must be at least 1");
     }
     const std::string head = g.value("head", "samples");

@@ -429,6 +429,10 @@ PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, 
 }
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
+  if (g.place > 1) {
+    throw ConfigError(fmt::format("grid {}: train does not run placements yet (plan and place predict them; issue #16)",
+                                  g.str()));
+  }
   if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
     throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));
   }

@@ -8,10 +8,13 @@
 #include "core/error.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "hw/presets.hpp"
+#include "plan/estimator.hpp"
 #include "plan/milp.hpp"
 #include "plan/op_graph.hpp"
 #include "plan/placement.hpp"
 #include "plan/plan_fixture.hpp"
+#include "plan/planner.hpp"
+#include "plan/strategy_json.hpp"
 
 namespace paraxis::plan {
 namespace {
@@ -145,6 +148,64 @@ TEST(Placement, InceptionV3OnTwoDevicesBeatsEveryPipelineSplitWithoutMicroBatche
   expectFeasible(g, limits, list);
   EXPECT_LT(list.makespan, 0.95 * g.totalSeconds()) << g.units() << " units";
   EXPECT_GE(list.makespan, list.lowerBound);
+}
+
+// The oracle's data+placement: a replica's compute is the list schedule's makespan on its
+// devices, the busiest device's own work as compute and the rest of the makespan as bubble;
+// each device holds (and reduces) only its units' weights.
+TEST(PlacementStrategy, TheReplicaTakesTheListSchedulesMakespan) {
+  const graph::Model model = twoBranches();
+  const hw::Cluster cluster = testing::toyCluster();
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  const Strategy s{"data+placement", parseGrid("data=2xplace=2"), 128};
+  ASSERT_EQ(limitViolation(in, s), "");
+  const Estimate e = estimate(in, s, false);
+  ASSERT_TRUE(e.feasible) << e.infeasibleReason;
+  const OpPlacement p = listSchedule(trainingGraph(model, cluster, 64), {.devices = 2});
+  const TimeBreakdown& t = e.time;
+  EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble, p.makespan, 1e-9 * p.makespan);
+  EXPECT_GT(t.bubble, 0);
+  EXPECT_LT(e.memory.weights, model.totals().params * 4.0);
+  const Estimate data = estimate(in, {"data", Grid{.data = 2}, 128}, false);
+  EXPECT_LT(t.forward + t.backwardData + t.backwardWeight + t.bubble,
+            data.time.forward + data.time.backwardData + data.time.backwardWeight);
+}
+
+TEST(PlacementStrategy, APlacementGoesWithTheDataAxisOnly) {
+  const graph::Model model = twoBranches();
+  const hw::Cluster cluster = testing::toyCluster();
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  EXPECT_EQ(limitViolation(in, {"placement+filter", parseGrid("place=2xfilter=2"), 4}),
+            "a placement (place=2) goes with the data axis only, not with filter=2");
+}
+
+TEST(PlacementStrategy, TheGridAxisReadsWritesAndRoundTrips) {
+  const Grid g = parseGrid("data=4xplace=2");
+  EXPECT_EQ(g.place, 2);
+  EXPECT_EQ(g.str(), "data=4xplace=2");
+  EXPECT_EQ(strategyNameOf(g), "data+placement");
+  EXPECT_EQ(g.strideData(), 2);
+  const Strategy s{"data+placement", g, 64};
+  EXPECT_EQ(strategyFromJson(strategyJson(s), "x.json").grid.place, 2);
+  nlohmann::json old = strategyJson(s);
+  old["grid"].erase("place");  // files written before placement
+  EXPECT_EQ(strategyFromJson(old, "old.json").grid.place, 1);
+}
+
+TEST(PlacementStrategy, ABatchPerReplicaGrowsTheGlobalBatchWithReplicasNotGpus) {
+  const graph::Model model = twoBranches();
+  hw::Cluster cluster = testing::toyCluster();
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  PlanRequest r;
+  r.strategies = {"data", "data+placement"};
+  r.gpus = {4};
+  r.batchPerReplica = 16;
+  r.modelParallel = 2;
+  for (const Estimate& e : planAll(in, r)) {
+    ASSERT_TRUE(e.feasible) << e.strategy.name << ": " << e.infeasibleReason;
+    EXPECT_EQ(e.strategy.globalBatch, 16 * e.strategy.grid.data) << e.strategy.name;
+    if (e.strategy.name == "data+placement") EXPECT_EQ(e.strategy.grid.str(), "data=2xplace=2");
+  }
 }
 
 }  // namespace
