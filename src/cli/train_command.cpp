@@ -18,8 +18,10 @@
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
+#include "calib/torch/compute_bench.hpp"
 #include "cli/ranges.hpp"
 #include "cli/run_configuration.hpp"
+#include "comm/collectives.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
@@ -160,6 +162,25 @@ void applyOracleAllreduce(const std::string& clusterName, const graph::Model& mo
   }
 }
 
+// Placement grids: every layer's forward and backward seconds on this machine at the replica's
+// batch (calib::benchLayers: median of 3, every rank at once, as they will train), for the
+// placement to schedule. DLPlacer places by profiled times; the 'local' preset's model of a
+// layer is tens of per cent off.
+void measureLayerTimes(const comm::Communicator& world, const graph::Model& model, double deadline,
+                       train::TrainOptions& t) {
+  if (!t.grid || t.grid->place <= 1) return;
+  const std::vector<calib::TimedCall> calls =
+      calib::benchLayers(model, t.batchPerRank, t.threads, 3, [&] { comm::barrier(world, deadline); });
+  t.layerForwardSeconds.assign(static_cast<std::size_t>(model.size()), 0.0);
+  t.layerBackwardSeconds.assign(static_cast<std::size_t>(model.size()), 0.0);
+  for (const calib::TimedCall& c : calls) {
+    const int i = model.find(c.layer);
+    if (i < 0) continue;
+    t.layerForwardSeconds[i] = c.seconds;
+    t.layerBackwardSeconds[i] = c.backwardSeconds;
+  }
+}
+
 // Options that may change between a checkpoint and its resume: how long to train and where
 // the outputs go.
 const std::set<std::string> kFreeOnResume{"--epochs", "--iterations", "--checkpoint", "--checkpoint-every", "--resume",
@@ -207,6 +228,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
   if (!o.cluster.empty()) applyOracleAllreduce(o.cluster, model, world.comm.size(), o.train);
+  measureLayerTimes(world.comm, model, context.knobs.getDouble("comm_deadline"), o.train);
   const nlohmann::json machine = machineJson(world.comm);
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
   if (world.comm.rank() != 0) return;

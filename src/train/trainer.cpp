@@ -22,6 +22,7 @@
 #include "train/data_parallel.hpp"
 #include "train/dataset.hpp"
 #include "train/pipeline_net.hpp"
+#include "train/placed_net.hpp"
 #include "train/spatial_net.hpp"
 #include "train/torch_runtime.hpp"
 
@@ -109,9 +110,12 @@ struct GridGroups {
   parallel::ChannelSplit channelSlices;  // filter x channel grids: the channel axis's group
   comm::Communicator weights;      // every rank holding the same weights: the gradient engine's
   std::optional<PipelineLinks> pipeline;  // pipeline grids: this stage's links
+  std::optional<comm::Communicator> place;  // placement grids: the ranks of this replica
 };
 
 int slicingRanks(const plan::Grid& g) { return g.filter * g.channel; }
+// The ranks of the spatial, filter and channel axes (a replica's, or a pipeline stage's).
+int layerAxisRanks(const plan::Grid& g) { return g.channel * g.filter * g.spatial(); }
 
 // Each layer's stage, balanced by the oracle's modelled times on this host (the 'local'
 // preset) for one micro-batch, so memory-bound layers weigh what they cost; rank 0's
@@ -140,7 +144,7 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   std::vector<int> grid{g.height, g.width};
   if (dims == 3) grid.insert(grid.begin(), g.depth);
   if (dims < 2) grid.assign(static_cast<std::size_t>(std::max(dims, 0)), 1);
-  if (g.modelParallel() / g.pipeline > 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
+  if (layerAxisRanks(g) > 1) out.spatial = {world.split(rank / s, rank), grid, overlap};
   // The slicing axes' groups: the ranks differing only in their filter slice, and those
   // differing only in their channel slice (`slices` holds the one axis a grid has).
   const int fs = g.filter * s;
@@ -149,7 +153,7 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
     parallel::ChannelSplit& channel = g.filter > 1 ? out.channelSlices : out.slices;
     channel.comm = world.split((rank / (fs * g.channel)) * fs + rank % fs, rank);
   }
-  const int holders = m * g.pipeline;  // ranks of a replica holding different weights
+  const int holders = m * g.pipeline * g.place;  // ranks of a replica holding different weights
   if (g.filterHead) {
     // The head's filters over the spatial group; the engine over the replicas alone (the
     // spatial layers' partial gradients are summed over the group in backward).
@@ -158,13 +162,14 @@ GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int 
   } else {
     out.weights = holders == 1 ? world : world.split((rank / s) % holders, rank);
   }
-  if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline, g.modelParallel() / g.pipeline);
+  if (g.pipeline > 1) out.pipeline = pipelineLinks(world, g.pipeline, layerAxisRanks(g));
+  if (g.place > 1) out.place = world.split(rank / g.place, rank);
   return out;
 }
 
 // The spatial, filter and channel axes of a replica (or, in a pipeline, of a stage), or null.
 std::unique_ptr<SpatialNet> layerAxes(IrNet net, const plan::Grid& g, const GridGroups& groups, const TrainOptions& o) {
-  if (g.modelParallel() / g.pipeline == 1) return nullptr;
+  if (layerAxisRanks(g) == 1) return nullptr;
   SpatialOptions options{o.sampleFrom, o.localBatchNorm, o.layerGrids};
   if (slicingRanks(g) > 1 || g.filterHead) {
     options.slices = &groups.slices;
@@ -178,6 +183,11 @@ std::unique_ptr<SpatialNet> layerAxes(IrNet net, const plan::Grid& g, const Grid
 std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNet net, const plan::Grid& g,
                                            const GridGroups& groups, const TrainOptions& o) {
   if (g.modelParallel() == 1) return nullptr;
+  if (g.place > 1) {
+    LayerPlacement placement = placeLayers(world, net->model(), g.place, static_cast<double>(o.batchPerRank),
+                                           o.layerForwardSeconds, o.layerBackwardSeconds);
+    return std::make_unique<PlacedNet>(std::move(net), *groups.place, std::move(placement));
+  }
   if (g.pipeline == 1) return layerAxes(std::move(net), g, groups, o);
   const int micro = microBatchesOf(o, g);
   std::vector<int> stages = stagesByTime(world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
@@ -429,9 +439,8 @@ PlanExecution planExecution(const std::vector<plan::LayerDistribution>& layers, 
 }
 
 plan::Grid checkGrid(const plan::Grid& g, int ranks, const graph::Model& model) {
-  if (g.place > 1) {
-    throw ConfigError(fmt::format("grid {}: train does not run placements yet (plan and place predict them; issue #16)",
-                                  g.str()));
+  if (g.place > 1 && g.modelParallel() != g.place) {
+    throw ConfigError(fmt::format("grid {}: a placement goes with the data axis only", g.str()));
   }
   if (std::string problem = plan::pipelineProblem(model, g.pipeline); !problem.empty()) {
     throw ConfigError(fmt::format("grid {}: {}", g.str(), problem));

@@ -22,7 +22,7 @@ struct TrainOptions {
   std::string data = "synthetic";  // synthetic, fashion-mnist, or a directory of IDX files
   std::int64_t syntheticSamples = 0;  // 0: defaultSyntheticSamples of the model's input
   std::int64_t batchPerRank = 32;  // per data replica (a spatial group shares its replica's)
-  // The grid (data outermost, then pipeline, channel, filter, d, h, w: plan::Grid's order);
+  // The grid (data outermost, then pipeline, place, channel, filter, d, h, w: plan::Grid's order);
   // none: every rank a data replica.
   std::optional<plan::Grid> grid;
   // A spatial grid's layers from this IR layer on run on whole samples (a per-layer plan's
@@ -35,6 +35,9 @@ struct TrainOptions {
   // 4 per stage) and the schedule.
   int microBatches = 0;
   plan::PipelineSchedule schedule = plan::PipelineSchedule::kOneFOneB;
+  // Placement grids: each IR layer's measured seconds for one step of batchPerRank samples,
+  // forward and backward, which the placement schedules (empty: the 'local' preset's model).
+  std::vector<double> layerForwardSeconds, layerBackwardSeconds;
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
   double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled

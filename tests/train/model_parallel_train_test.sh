@@ -15,6 +15,8 @@
 # and data=2 x pipeline=2 against data=2, within 1e-4. VGG-11 at 32^2 under filter=2,
 # channel=2 and pipeline=2 equals one rank within 1e-4 (VGG-16 runs the same code on more
 # layers; it was dropped to keep CI under 30 minutes).
+# Placements: inception-mini (scripts/models) on place=2 equals one rank and data=2 x place=2
+# equals data=2 within 1e-4; small-cnn (a chain) on place=2 too.
 # Pipelines with spatial, filter or channel axes within the stages (pipeline=2 x h=2, x filter=2,
 # x channel=2; small-cnn x h=2) equal one rank within 1e-4.
 # A layer with fewer channels than the axis has ranks, more stages than layers, a filter head
@@ -54,6 +56,12 @@ vgg11=(--model vgg11 --input 32x32 --classes 10 --batch-per-rank 8)
 equivalent "vgg11 filter=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid filter=2
 equivalent "vgg11 channel=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid channel=2
 equivalent "vgg11 pipeline=2 gpipe" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid pipeline=2 --micro-batches 1 --schedule gpipe
+# Placements (issue #16): an Inception-style model's units on 2 ranks, its branches side by side,
+# tensors crossing both ways, backward in segments; and data=2 x place=2 against data=2.
+mini=(--model "$(dirname "$0")/../../scripts/models/inception-mini.yaml" --batch-per-rank 8)
+equivalent "inception-mini place=2" 1e-4 0 "${mini[@]}" -- 2 "${mini[@]}" --grid place=2
+equivalent "inception-mini data=2xplace=2" 1e-4 2 "${mini[@]}" -- 4 "${mini[@]}" --grid data=2xplace=2
+equivalent "small-cnn place=2 (a chain: no branch to run beside another)" 1e-4 0 "${small[@]}" -- 2 "${small[@]}" --grid place=2
 
 # refused RANKS PATTERN ARGS...: every rank prints one line matching PATTERN, exit 2.
 refused() {
@@ -71,6 +79,7 @@ refused 3 "layer 'two' (conv): 2 output channels cannot be split over 3 ranks (f
 refused 2 "5 pipeline stages exceed the 4 layers of model 'narrow' that compute" --model "$narrow" --grid pipeline=5
 refused 3 "grid filter=2 needs 2 ranks but 3 were started" --model lenet --grid filter=2
 refused 2 "head=filter splits the head over the spatial ranks, and this grid has no spatial axis" --model lenet --grid data=2xhead=filter
+refused 4 "grid place=2xfilter=2: a placement goes with the data axis only" --model lenet --grid place=2xfilter=2
 # plan refuses the same layer with the same line.
 if "$paraxis" plan --model "$narrow" --grid filter=3 --gpus 3 >"$work/out" 2>&1; then
   fail "plan accepted filter=3 on a 2-filter layer"
