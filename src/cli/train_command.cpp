@@ -254,6 +254,10 @@ void run(Options& o, const CLI::App& command, Context& context) {
   if (report.grid.pipeline > 1) {
     layers += fmt::format(", pipeline transfers {:.1f} ms, bubble {:.1f} ms (mean over stages)", t.pipelineP2P * ms, t.bubble * ms);
   }
+  if (report.grid.place > 1) {
+    layers += fmt::format(", transfers {:.1f} ms, waiting for other ranks {:.1f} ms (mean over ranks)", t.pipelineP2P * ms,
+                          t.bubble * ms);
+  }
   context.out << fmt::format(
       "measured per iteration: forward {:.1f} ms, backward {:.1f} ms{}, gradient communication {:.1f} ms of which "
       "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.4g} samples/s\n",
