@@ -41,6 +41,10 @@ struct Device {
   // Channels per tile of the device's matrix kernels: a layer left with fewer local channels
   // (a filter or channel split) still pays for a whole tile. 1 = no such effect.
   double channelTile = 1;
+  // The device's own cores copy each message it receives from another device of its node
+  // (processes sharing a CPU host's memory): a transfer occupies the receiver for its time
+  // instead of travelling beside the compute (DMA). Placement prices it so.
+  bool receivesByCopy = false;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
   // The same for the backward passes (gradients of data and of weights), by the FLOPs of one

@@ -38,7 +38,7 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
 
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
-                 "backward_efficiency", "kernels", "layer_overhead", "channel_tile"});
+                 "backward_efficiency", "kernels", "layer_overhead", "channel_tile", "receives_by_copy"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -54,6 +54,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.memoryBandwidth = v.at("memory_bandwidth").quantity(Quantity::kBytesPerSecond);
   if (auto overhead = v.find("layer_overhead")) d.callOverhead = overhead->quantity(Quantity::kSeconds);
   d.channelTile = v.number("channel_tile", 1.0);
+  d.receivesByCopy = v.boolean("receives_by_copy", false);
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
   if (auto curve = v.find("backward_efficiency")) d.backwardEfficiency = readCurve(*curve);
   if (auto curve = v.find("memory_bandwidth_curve")) d.bandwidthCurve = readCurve(*curve);
@@ -200,6 +201,7 @@ std::string clusterYaml(const Cluster& c) {
   }
   y += fmt::format("}}\n  memory: {:.17g}\n  memory_bandwidth: {:.17g}\n  layer_overhead: {:.17g}\n  channel_tile: {:.17g}\n",
                    c.device.memoryBytes, c.device.memoryBandwidth, c.device.callOverhead, c.device.channelTile);
+  if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
   auto writeCurve = [&](const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
     if (curve.empty()) return;
     y += fmt::format("{}{}:", indent, key);

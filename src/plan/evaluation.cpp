@@ -323,7 +323,8 @@ class Evaluator {
     const auto transfer = [this](double bytes) {
       return cost::pointToPointOn(cluster_, grid_.stridePlace(), bytes, k_).seconds;
     };
-    const OpGraph g = layerGraph(model_, a_.forward, a_.backward, samples_, transfer, in_.optimizerStatesPerWeight);
+    OpGraph g = layerGraph(model_, a_.forward, a_.backward, samples_, transfer, in_.optimizerStatesPerWeight);
+    g.receiverCopies = cluster_.device.receivesByCopy;
     const OpPlacement p = listSchedule(g, {grid_.place, 0});
     for (int u = 0; u < g.units(); ++u) {
       for (int layer : g.unitLayers[u]) a_.stage[layer] = p.device[u];

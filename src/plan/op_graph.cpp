@@ -39,6 +39,21 @@ double OpGraph::totalSeconds() const {
   return total;
 }
 
+double OpGraph::busySeconds(int op, const std::vector<int>& inEdges, const std::vector<int>& unitDevice) const {
+  double busy = ops[op].seconds;
+  if (!receiverCopies) return busy;
+  for (int e : inEdges) {
+    if (unitDevice[ops[edges[e].from].unit] != unitDevice[ops[op].unit]) busy += edges[e].seconds;
+  }
+  return busy;
+}
+
+double OpGraph::arrival(int e, double finish, const std::vector<int>& unitDevice) const {
+  const OpEdge& edge = edges[e];
+  const bool crosses = unitDevice[ops[edge.from].unit] != unitDevice[ops[edge.to].unit];
+  return finish + (crosses && !receiverCopies ? edge.seconds : 0);
+}
+
 std::vector<std::vector<int>> OpGraph::outEdges() const {
   std::vector<std::vector<int>> out(ops.size());
   for (int e = 0; e < static_cast<int>(edges.size()); ++e) out[edges[e].from].push_back(e);
@@ -122,7 +137,9 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
   const auto transfer = [&cluster](double bytes) {
     return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds;
   };
-  return layerGraph(model, forward, backward, samples, transfer, optimizerStatesPerWeight);
+  OpGraph g = layerGraph(model, forward, backward, samples, transfer, optimizerStatesPerWeight);
+  g.receiverCopies = cluster.device.receivesByCopy;
+  return g;
 }
 
 OpGraph explicitGraph(const std::vector<double>& seconds, const std::vector<OpEdge>& edges,

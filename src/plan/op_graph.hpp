@@ -34,10 +34,17 @@ struct OpGraph {
   std::vector<std::string> unitNames;          // first layer .. last layer
   std::vector<std::vector<int>> unitLayers;    // the model's layers of each unit
   std::vector<double> unitBytes;               // what a unit holds on its device
+  // Transfers copied by the receiving device's cores (hw::Device::receivesByCopy): an edge
+  // between devices then occupies its consumer's device for its seconds, instead of delaying it.
+  bool receiverCopies = false;
 
   int units() const { return static_cast<int>(unitNames.size()); }
   int size() const { return static_cast<int>(ops.size()); }
   double totalSeconds() const;
+  // The seconds operation `op` occupies its device, its units placed on `unitDevice`.
+  double busySeconds(int op, const std::vector<int>& inEdges, const std::vector<int>& unitDevice) const;
+  // When edge `e`'s tensor is on its consumer's device, its producer finished at `finish`.
+  double arrival(int e, double finish, const std::vector<int>& unitDevice) const;
   // Per operation: the edges that leave it / enter it (indices into `edges`).
   std::vector<std::vector<int>> outEdges() const;
   std::vector<std::vector<int>> inEdges() const;

@@ -15,16 +15,23 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// When an operation's inputs have all arrived on `device`.
-double readyOn(const OpGraph& g, const std::vector<int>& inEdges, const std::vector<double>& finish,
-               const std::vector<int>& unitDevice, int device) {
-  double ready = 0;
+// An operation's ready time and busy seconds were it on `device`: its inputs arrive at their
+// producers' finish, plus the transfer where they cross devices, which on receiver-copy hosts
+// occupies the device instead (OpGraph::receiverCopies).
+struct Fit {
+  double ready = 0, busy = 0;
+};
+
+Fit fitOn(const OpGraph& g, int op, const std::vector<int>& inEdges, const std::vector<double>& finish,
+          const std::vector<int>& unitDevice, int device) {
+  Fit f{0, g.ops[op].seconds};
   for (int e : inEdges) {
     const OpEdge& edge = g.edges[e];
-    const bool crosses = unitDevice[g.ops[edge.from].unit] != device;
-    ready = std::max(ready, finish[edge.from] + (crosses ? edge.seconds : 0));
+    const double transfer = unitDevice[g.ops[edge.from].unit] != device ? edge.seconds : 0;
+    f.ready = std::max(f.ready, finish[edge.from] + (g.receiverCopies ? 0 : transfer));
+    if (g.receiverCopies) f.busy += transfer;
   }
-  return ready;
+  return f;
 }
 
 // The earliest start >= ready of a gap `length` long between a device's busy intervals
@@ -49,9 +56,17 @@ std::vector<double> upwardRanks(const OpGraph& g) {
   return rank;
 }
 
+std::vector<double> busyOf(const OpGraph& g, const OpPlacement& p) {
+  const std::vector<std::vector<int>> in = g.inEdges();
+  std::vector<double> busy(g.size());
+  for (int i = 0; i < g.size(); ++i) busy[i] = g.busySeconds(i, in[i], p.device);
+  return busy;
+}
+
 double finishOf(const OpGraph& g, const OpPlacement& p) {
+  const std::vector<double> busy = busyOf(g, p);
   double last = 0;
-  for (int i = 0; i < g.size(); ++i) last = std::max(last, p.start[i] + g.ops[i].seconds);
+  for (int i = 0; i < g.size(); ++i) last = std::max(last, p.start[i] + busy[i]);
   return last;
 }
 
@@ -84,8 +99,9 @@ OpPlacement scheduleInOrder(const OpGraph& g, const std::vector<int>& device, co
   p.start.assign(g.size(), 0);
   for (int i : order) {
     const int d = device[g.ops[i].unit];
-    p.start[i] = std::max(readyOn(g, in[i], finish, device, d), free[d]);
-    finish[i] = p.start[i] + g.ops[i].seconds;
+    const Fit f = fitOn(g, i, in[i], finish, device, d);
+    p.start[i] = std::max(f.ready, free[d]);
+    finish[i] = p.start[i] + f.busy;
     free[d] = finish[i];
     p.makespan = std::max(p.makespan, finish[i]);
   }
@@ -113,9 +129,10 @@ std::vector<std::string> placementViolations(const OpGraph& g, const PlacementLi
       problems.push_back(fmt::format("operation '{}' starts at {} s", g.ops[i].name, p.start[i]));
     }
   }
-  for (const OpEdge& e : g.edges) {
-    const bool crosses = p.device[g.ops[e.from].unit] != p.device[g.ops[e.to].unit];
-    const double arrives = p.start[e.from] + g.ops[e.from].seconds + (crosses ? e.seconds : 0);
+  const std::vector<double> busy = busyOf(g, p);
+  for (int k = 0; k < static_cast<int>(g.edges.size()); ++k) {
+    const OpEdge& e = g.edges[k];
+    const double arrives = g.arrival(k, p.start[e.from] + busy[e.from], p.device);
     if (p.start[e.to] < arrives - tolerance) {
       problems.push_back(fmt::format("operation '{}' starts at {:.9g} s, before its input from '{}' arrives at {:.9g} s",
                                      g.ops[e.to].name, p.start[e.to], g.ops[e.from].name, arrives));
@@ -128,11 +145,11 @@ std::vector<std::string> placementViolations(const OpGraph& g, const PlacementLi
     }
     // By start, then end: an operation of no length may start where another starts.
     std::sort(on.begin(), on.end(), [&](int a, int b) {
-      return std::make_pair(p.start[a], g.ops[a].seconds) < std::make_pair(p.start[b], g.ops[b].seconds);
+      return std::make_pair(p.start[a], busy[a]) < std::make_pair(p.start[b], busy[b]);
     });
     for (std::size_t k = 1; k < on.size(); ++k) {
       const int a = on[k - 1], b = on[k];
-      if (p.start[b] < p.start[a] + g.ops[a].seconds - tolerance) {
+      if (p.start[b] < p.start[a] + busy[a] - tolerance) {
         problems.push_back(fmt::format("device {}: operations '{}' and '{}' overlap", d, g.ops[a].name, g.ops[b].name));
       }
     }
@@ -162,12 +179,13 @@ OpPlacement listSchedule(const OpGraph& g, const PlacementLimits& limits) {
     const OpNode& op = g.ops[i];
     const int fixed = p.device[op.unit];  // a backward operation goes where its forward went
     int best = -1;
-    double bestStart = kInfinity;
+    double bestStart = kInfinity, bestFinish = kInfinity;
     for (int d = 0; d < limits.devices; ++d) {
       if (fixed >= 0 && d != fixed) continue;
       if (fixed < 0 && limits.memoryPerDevice > 0 && used[d] + g.unitBytes[op.unit] > limits.memoryPerDevice) continue;
-      const double start = earliestGap(busy[d], readyOn(g, in[i], finish, p.device, d), op.seconds);
-      if (start < bestStart) best = d, bestStart = start;
+      const Fit f = fitOn(g, i, in[i], finish, p.device, d);
+      const double start = earliestGap(busy[d], f.ready, f.busy);
+      if (start + f.busy < bestFinish) best = d, bestStart = start, bestFinish = start + f.busy;
     }
     if (best < 0) {
       throw InfeasibleError(fmt::format("unit '{}' needs {}, and no device has that much of its {} left",
@@ -177,7 +195,7 @@ OpPlacement listSchedule(const OpGraph& g, const PlacementLimits& limits) {
     if (fixed < 0) used[best] += g.unitBytes[op.unit];
     p.device[op.unit] = best;
     p.start[i] = bestStart;
-    finish[i] = bestStart + op.seconds;
+    finish[i] = bestFinish;
     auto& intervals = busy[best];
     intervals.insert(std::upper_bound(intervals.begin(), intervals.end(), std::make_pair(bestStart, finish[i])),
                      {bestStart, finish[i]});

@@ -43,12 +43,9 @@ class OrderSearch {
       if (waiting_[i] != 0) continue;
       const int d = device_[g_.ops[i].unit];
       double start = free_[d];
-      for (int e : in_[i]) {
-        const OpEdge& edge = g_.edges[e];
-        start = std::max(start, finish_[edge.from] + (device_[g_.ops[edge.from].unit] != d ? edge.seconds : 0));
-      }
+      for (int e : in_[i]) start = std::max(start, g_.arrival(e, finish_[g_.edges[e].from], device_));
       const double savedFree = free_[d];
-      finish_[i] = start + g_.ops[i].seconds;
+      finish_[i] = start + g_.busySeconds(i, in_[i], device_);
       free_[d] = finish_[i];
       waiting_[i] = -1;
       for (int e : out_[i]) --waiting_[g_.edges[e].to];

@@ -37,7 +37,17 @@ struct Formulation {
   std::map<std::pair<int, int>, int> w;        // unit pair -> variable
   std::vector<std::pair<std::pair<int, int>, int>> y;  // (i, j) -> variable
   double unit = 1;                             // seconds per scaled time unit
+  // Per operation, on receiver-copy hosts: the copies of its crossing inputs, (z, seconds):
+  // its busy time is its own plus these.
+  std::vector<std::vector<std::pair<int, double>>> extra;
 };
+
+// `terms` plus `sign` x each of `extra`.
+std::vector<std::pair<int, double>> withExtra(std::vector<std::pair<int, double>> terms,
+                                              const std::vector<std::pair<int, double>>& extra, double sign) {
+  for (const auto& [variable, coefficient] : extra) terms.emplace_back(variable, sign * coefficient);
+  return terms;
+}
 
 std::vector<std::pair<int, int>> unorderedPairs(const OpGraph& g) {
   const std::vector<std::vector<bool>> reaches = g.reachability();
@@ -72,10 +82,8 @@ void addAssignment(Formulation& f, const OpGraph& g, const PlacementLimits& limi
 void addTiming(Formulation& f, const OpGraph& g, int devices) {
   Milp& m = f.program;
   f.makespan = m.add({0, kScale, 1, false});
-  for (int i = 0; i < g.size(); ++i) {
-    f.s.push_back(m.add({0, kScale, 0, false}));
-    m.atLeast({{f.makespan, 1}, {f.s[i], -1}}, g.ops[i].seconds / f.unit);
-  }
+  for (int i = 0; i < g.size(); ++i) f.s.push_back(m.add({0, kScale, 0, false}));
+  f.extra.assign(g.size(), {});
   for (const OpEdge& e : g.edges) {
     const int from = g.ops[e.from].unit, to = g.ops[e.to].unit;
     const double p = g.ops[e.from].seconds / f.unit;
@@ -87,7 +95,15 @@ void addTiming(Formulation& f, const OpGraph& g, int devices) {
     const int z = m.add({0, 1, 0, false});
     f.z.push_back(z);
     for (int d = 0; d < devices; ++d) m.atLeast({{z, 1}, {f.x[from][d], -1}, {f.x[to][d], 1}}, 0);
-    m.atLeast({{f.s[e.to], 1}, {f.s[e.from], -1}, {z, -e.seconds / f.unit}}, p);
+    if (g.receiverCopies) {
+      f.extra[e.to].emplace_back(z, e.seconds / f.unit);  // the copy occupies the consumer
+      m.atLeast(withExtra({{f.s[e.to], 1}, {f.s[e.from], -1}}, f.extra[e.from], -1), p);
+    } else {
+      m.atLeast({{f.s[e.to], 1}, {f.s[e.from], -1}, {z, -e.seconds / f.unit}}, p);
+    }
+  }
+  for (int i = 0; i < g.size(); ++i) {
+    m.atLeast(withExtra({{f.makespan, 1}, {f.s[i], -1}}, f.extra[i], -1), g.ops[i].seconds / f.unit);
   }
 }
 
@@ -104,8 +120,10 @@ void addDisjunctions(Formulation& f, const OpGraph& g, int devices, const std::v
     const int w = it->second;
     const int y = m.add({0, 1, 0, true});
     f.y.push_back({{i, j}, y});
-    m.atLeast({{f.s[j], 1}, {f.s[i], -1}, {y, -big}, {w, -big}}, g.ops[i].seconds / f.unit - 2 * big);
-    m.atLeast({{f.s[i], 1}, {f.s[j], -1}, {y, big}, {w, -big}}, g.ops[j].seconds / f.unit - big);
+    m.atLeast(withExtra({{f.s[j], 1}, {f.s[i], -1}, {y, -big}, {w, -big}}, f.extra[i], -1),
+              g.ops[i].seconds / f.unit - 2 * big);
+    m.atLeast(withExtra({{f.s[i], 1}, {f.s[j], -1}, {y, big}, {w, -big}}, f.extra[j], -1),
+              g.ops[j].seconds / f.unit - big);
   }
 }
 

@@ -88,8 +88,9 @@ LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& 
     const auto transfer = [&host](double bytes) {
       return cost::pointToPointOn(host, 1, bytes, cost::Congestion::kExpected).seconds;
     };
-    const plan::OpGraph g = forward.empty() ? plan::trainingGraph(model, host, samples)
-                                            : plan::layerGraph(model, forward, backward, samples, transfer);
+    plan::OpGraph g = forward.empty() ? plan::trainingGraph(model, host, samples)
+                                      : plan::layerGraph(model, forward, backward, samples, transfer);
+    g.receiverCopies = host.device.receivesByCopy;
     const plan::OpPlacement placed = plan::listSchedule(g, {.devices = ranks});
     std::vector<int> units(static_cast<std::size_t>(g.units()));
     std::iota(units.begin(), units.end(), 0);

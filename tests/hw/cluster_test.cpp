@@ -73,6 +73,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.device.peakFlops, c.device.peakFlops);
     EXPECT_EQ(back.device.memoryBytes, c.device.memoryBytes);
     EXPECT_EQ(back.device.memoryBandwidth, c.device.memoryBandwidth);
+    EXPECT_EQ(back.device.receivesByCopy, c.device.receivesByCopy) << preset.name;
+    EXPECT_EQ(c.device.receivesByCopy, preset.name == "local") << preset.name;  // CPU cores copy; GPUs DMA
     EXPECT_EQ(back.device.callOverhead, c.device.callOverhead);
     EXPECT_EQ(back.device.channelTile, c.device.channelTile);
     ASSERT_EQ(back.device.efficiency.size(), c.device.efficiency.size());

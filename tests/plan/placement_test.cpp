@@ -45,7 +45,8 @@ TEST(Placement, TheIntegerProgramFindsTheOptimumEnumerationFinds) {
   std::mt19937 random(16);
   for (int trial = 0; trial < 24; ++trial) {
     const int n = 4 + trial % 5;
-    const OpGraph g = randomGraph(random, n);
+    OpGraph g = randomGraph(random, n);
+    g.receiverCopies = trial % 4 >= 2;  // half the graphs: transfers copied by the receiving device
     PlacementLimits limits;
     limits.devices = 2 + trial % 2;
     // Every third graph: memory for about half the units per device.
@@ -92,6 +93,23 @@ TEST(Placement, TheCheckerNamesEachBrokenConstraint) {
   OpPlacement wrongEnd = p;
   wrongEnd.makespan = 6;
   EXPECT_NE(placementViolations(g, limits, wrongEnd).front().find("makespan 6 s"), std::string::npos);
+}
+
+TEST(Placement, OnReceiverCopyHostsATransferOccupiesTheConsumer) {
+  // a -> b with a transfer of 5 s, b on the other device: b waits for nothing but copies for 5 s.
+  OpGraph g = explicitGraph({4, 3}, {{0, 1, 1, 5}}, {1, 1});
+  g.receiverCopies = true;
+  const PlacementLimits limits{.devices = 2};
+  OpPlacement p;
+  p.device = {0, 1};
+  p.start = {0, 4};
+  p.makespan = 12;  // 4 + 5 + 3
+  EXPECT_TRUE(placementViolations(g, limits, p).empty()) << placementViolations(g, limits, p).front();
+  EXPECT_DOUBLE_EQ(scheduleInOrder(g, {0, 1}, {0, 1}).makespan, 12);
+  g.receiverCopies = false;  // a DMA host: the same transfer delays b instead
+  EXPECT_DOUBLE_EQ(scheduleInOrder(g, {0, 1}, {0, 1}).makespan, 12);
+  EXPECT_DOUBLE_EQ(scheduleInOrder(g, {0, 1}, {0, 1}).start[1], 9);
+  EXPECT_NE(placementViolations(g, limits, p).front().find("before its input from 'op0' arrives at 9"), std::string::npos);
 }
 
 TEST(Placement, AUnitTooLargeForEveryDeviceIsNamed) {
