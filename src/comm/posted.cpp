@@ -59,6 +59,14 @@ void Posted::wait() {
   finish();
 }
 
+double Posted::waitIdle() {
+  const double moving = transportSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  wait();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return wall - (transportSeconds() - moving);
+}
+
 Posted Posted::post(const Communicator& comm, const CallInfo& info, const void* out, void* in) {
   Posted p(comm, info);
   p.request_ = info.op == Operation::kSend ? p.context_->send(out, info.bytes, info.root)

@@ -29,6 +29,9 @@ class Posted {
   // Until complete; past the deadline (counted from posting) throws TimeoutError naming the
   // call and the peer.
   void wait();
+  // wait(), returning the seconds this rank sat idle in it: the wall time less what the
+  // transport spent moving the message meanwhile (a copy is a transfer, not idle time).
+  double waitIdle();
   // Seconds from posting to the completion this rank observed (0 until then).
   double seconds() const { return seconds_; }
   // Seconds this rank spent inside the transport for the message (posting, and the tests,

@@ -124,10 +124,7 @@ void PipelineNet::forwardLayers(std::vector<torch::Tensor>& outputs) {
 
 torch::Tensor PipelineNet::await(comm::Posted& message, const torch::Tensor& buffer, Buffers& b) {
   b.sweepSends();
-  const double moving = message.transportSeconds();
-  const auto start = Clock::now();
-  message.wait();
-  waited_ += since(start) - (message.transportSeconds() - moving);  // the copy is a transfer, not idle
+  waited_ += message.waitIdle();
   return buffer;
 }
 
@@ -233,12 +230,7 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
   }
   comm_ = {};
   b.sweepSends();
-  for (comm::Posted& w : b.sends) {
-    const double moving = w.transportSeconds();
-    const auto start = Clock::now();
-    w.wait();
-    waited_ += since(start) - (w.transportSeconds() - moving);
-  }
+  for (comm::Posted& w : b.sends) waited_ += w.waitIdle();
   comm_.pipelineTransfers = b.transportSeconds();
   comm_.bubble = waited_;
   return pass;

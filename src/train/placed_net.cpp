@@ -187,10 +187,7 @@ void PlacedNet::buildSegments(const std::vector<std::vector<int>>& consumers) {
 torch::Tensor PlacedNet::arrived(Step& s, int layer, bool training) {
   if (s.leaves[layer].defined()) return s.leaves[layer].clone();  // local layers may work in place
   s.sweepSends();
-  const double moving = s.receives[layer].transportSeconds();
-  const auto start = Clock::now();
-  s.receives[layer].wait();
-  waited_ += since(start) - (s.receives[layer].transportSeconds() - moving);
+  waited_ += s.receives[layer].waitIdle();
   s.leaves[layer] = s.buffers[layer].requires_grad_(training);
   return s.leaves[layer].clone();
 }
@@ -286,11 +283,7 @@ void PlacedNet::runSegment(Step& s, const Segment& g) {
     torch::Tensor grad = s.leaves[r].defined() && s.leaves[r].grad().defined() ? s.leaves[r].grad() : torch::Tensor();
     for (std::size_t q = 0; q < s.gradientReceives[r].size(); ++q) {
       s.sweepSends();
-      comm::Posted& message = s.gradientReceives[r][q];
-      const double moving = message.transportSeconds();
-      const auto start = Clock::now();
-      message.wait();
-      waited_ += since(start) - (message.transportSeconds() - moving);
+      waited_ += s.gradientReceives[r][q].waitIdle();
       const torch::Tensor& received = s.gradientBuffers[r][q];
       grad = grad.defined() ? grad + received : received;
     }
@@ -321,12 +314,7 @@ void PlacedNet::backward(Step& s) {
 
 void PlacedNet::finishSends(Step& s) {
   s.sweepSends();
-  for (comm::Posted& w : s.sends) {
-    const double moving = w.transportSeconds();
-    const auto start = Clock::now();
-    w.wait();
-    waited_ += since(start) - (w.transportSeconds() - moving);
-  }
+  for (comm::Posted& w : s.sends) waited_ += w.waitIdle();
   comm_ = {};
   comm_.pipelineTransfers = s.transportSeconds();
   comm_.bubble = waited_;
