@@ -41,6 +41,8 @@ class IrNetImpl : public torch::nn::Module {
   }
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
+  // Layer `index` overwrites its first input (an in-place ReLU or Add).
+  bool overwritesInput(int index) const { return inPlace_.at(index) != 0; }
   // The torch module of layer `index` (null for functional layers).
   std::shared_ptr<torch::nn::Module> layerModule(int index) const {
     return layers_.at(index).is_empty() ? nullptr : layers_[index].ptr();

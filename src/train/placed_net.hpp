@@ -7,7 +7,7 @@
 //
 // Backward runs in segments, one per unit (a chain of layers, as plan::layerGraph forms them):
 // the output of a unit's last layer is cut from the local autograd graph (local consumers read
-// a leaf copy of it), so each layer's backward runs once, in the segment of its unit. A rank runs
+// a detached leaf of it), so each layer's backward runs once, in the segment of its unit. A rank runs
 // the ready segment latest in the order first (a unit is ready once the segments of its local
 // consumers have run; its gradient is then the leaf's plus each other rank's, in rank order: a
 // fixed sum), and sends the gradient of a received tensor the moment its last local consumer's
@@ -29,6 +29,9 @@ namespace paraxis::train {
 struct LayerPlacement {
   std::vector<int> device;  // per layer, its rank in the replica's group
   std::vector<int> order;   // the layers in the placement's order (a topological order)
+  // What the schedule predicts for a step, seconds: its makespan and one rank's time for all
+  // of it (the layers' sum), for the run to be read against.
+  double makespan = 0, oneRank = 0;
 };
 
 // Each layer's rank for `ranks` devices: list scheduling (plan::listSchedule) of the model's
@@ -81,12 +84,17 @@ class PlacedNet final : public BatchExecutor {
   comm::Communicator group_;
   std::vector<int> device_, order_, position_;  // position_: a layer's place in order_
   int rank_ = 0;
+  double makespan_ = 0, oneRank_ = 0;         // the schedule's prediction (LayerPlacement)
   int lossLayer_ = -1;                       // the main loss layer
   std::vector<std::vector<int>> remoteUsers_;  // per layer: the other ranks that consume it (ascending)
   std::vector<bool> neededHere_;              // per layer on another rank: this rank consumes it
   std::vector<bool> cut_;                     // per layer: the last of its unit, with a consumer
   std::vector<bool> usedHere_;                // per layer of this rank: a layer of this rank consumes it
   std::vector<Segment> segments_;
+  // Receive buffers kept across training steps: per layer of another rank this rank reads, and
+  // per cut layer of this rank, one per remote user for its gradient.
+  std::vector<torch::Tensor> receiveStore_;
+  std::vector<std::vector<torch::Tensor>> gradientStore_;
   double waited_ = 0;
   LayerComm comm_;
 };

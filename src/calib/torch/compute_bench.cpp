@@ -12,14 +12,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double medianOf(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
+// Passes before a layer's backward is timed: the first ones fault in the heap its gradients
+// grow into (first-touch memory is ~100x slower here: one max pool's backward took 54 ms in
+// each of its first two passes, 2.7 ms after). The heap can still grow in a later pass (a
+// pool's backward: 14.4, 14.8, 1.4 ms), so a backward is its fastest pass: a training step
+// runs in a heap already grown.
+constexpr int kWarmUps = 2;
 
-// Every layer's backward pass alone (both gradients; 0 where none is taken): its inputs are
-// the forward's outputs, detached, needing a gradient; the median over `repeats` after one
-// warm-up. Out-of-place ReLU and Add: an in-place op cannot write a leaf that needs a gradient.
+// Every layer's backward pass alone (0 where none is taken): its inputs are the forward's
+// outputs, detached, needing a gradient (not the data's: training never takes it); the fastest
+// of `repeats` passes after the warm-ups. Out-of-place ReLU and Add: an in-place op cannot write a
+// leaf that needs a gradient. The inputs' gradients are dropped before each pass: in training
+// a gradient flows on to the producer, it is not added into a held tensor (accumulating here
+// made a ReLU's backward 30x slower than in a training step).
 std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tensor& input, int repeats,
                                     const std::function<void()>& beforePass) {
   train::IrNet net(model, train::IrNetOptions{.inPlace = false});
@@ -34,18 +39,21 @@ std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tens
     const graph::Layer& layer = model.layer(i);
     if (layer.counts.forwardFlops <= 0 || !outputs[i].defined()) continue;
     std::vector<torch::Tensor> inputs = outputs;
-    for (int j : layer.inputs) inputs[j] = outputs[j].detach().requires_grad_(true);
+    for (int j : layer.inputs) {
+      if (j != 0) inputs[j] = outputs[j].detach().requires_grad_(true);
+    }
     const torch::Tensor y = net->applyLayer(i, inputs);
     if (!y.requires_grad()) continue;
     const torch::Tensor gradient = torch::randn_like(y);
     std::vector<double> times;
-    for (int pass = 0; pass <= repeats; ++pass) {
+    for (int pass = 0; pass < repeats + kWarmUps; ++pass) {
+      for (int j : layer.inputs) inputs[j].mutable_grad().reset();
       if (beforePass) beforePass();
       const auto start = Clock::now();
       y.backward(gradient, /*retain_graph=*/true);
-      if (pass > 0) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+      if (pass >= kWarmUps) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
-    seconds[i] = medianOf(times);
+    seconds[i] = *std::min_element(times.begin(), times.end());
   }
   return seconds;
 }
