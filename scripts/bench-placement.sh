@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A placement measured against its prediction (issue #16): scripts/models/inception-mini.yaml
 # (two Inception-style modules of four branches) at 32 samples a step, 1 thread per rank, on one
-# rank and placed on 2 ranks (`train --grid place=2`), rounds alternating; medians of samples/s
-# and their ratio, the measured speedup. Against it, `paraxis place` on 2 devices of this host
-# as `calibrate --quick` (2 ranks at once, as the placement runs) describes it: the predicted
-# speedup, from the exact program (auto) and from list scheduling (what train runs). A
-# benchmark, not a test.
+# rank and placed on 2 ranks (`train --grid place=2`, placed by list scheduling and by the ILP,
+# `--placement-method list|auto`), rounds alternating; medians of samples/s and their ratios,
+# the measured speedups. Against each, `paraxis place` by the same method on 2 devices of this
+# host as `calibrate --quick` (2 ranks at once, as the placement runs) describes it: the
+# predicted speedup. (train places on the layer times it measures, place on the cluster's
+# model of them.) A benchmark, not a test.
 #
 #   scripts/bench-placement.sh [RUNS] [ITERATIONS]     (defaults 5 15)
 set -euo pipefail
@@ -38,26 +39,27 @@ rate() {  # rate RANKS TRAIN-ARGS...
 
 for ((i = 1; i <= runs; i++)); do
   echo "one $(rate 1)" >>"$work/rates"
-  echo "placed $(rate 2 --grid place=2)" >>"$work/rates"
-  echo "  round $i: $(tail -2 "$work/rates" | tr '\n' ' ')" >&2
+  echo "list $(rate 2 --grid place=2 --placement-method list)" >>"$work/rates"
+  echo "ilp $(rate 2 --grid place=2 --placement-method auto)" >>"$work/rates"
+  echo "  round $i: $(tail -3 "$work/rates" | tr '\n' ' ')" >&2
 done
 
 /usr/bin/python3 - "$work" "$runs" <<'PY'
 import json, statistics, sys
 work, runs = sys.argv[1], sys.argv[2]
-rates = {"one": [], "placed": []}
+rates = {"one": [], "list": [], "ilp": []}
 for line in open(f"{work}/rates"):
     name, value = line.split()
     rates[name].append(float(value))
-one, placed = statistics.median(rates["one"]), statistics.median(rates["placed"])
-measured = placed / one
+one = statistics.median(rates["one"])
 print(f"inception-mini, 32 samples a step, 1 thread per rank; medians of {runs} alternating runs")
-print(f"  one rank        {one:8.1f} samples/s   runs: {' '.join(f'{v:.1f}' for v in rates['one'])}")
-print(f"  place=2         {placed:8.1f} samples/s   runs: {' '.join(f'{v:.1f}' for v in rates['placed'])}")
-print(f"  measured speedup {measured:.2f}x")
-for method in ("auto", "list"):
+print(f"  one rank             {one:8.1f} samples/s   runs: {' '.join(f'{v:.1f}' for v in rates['one'])}")
+for method, name in (("list", "list"), ("auto", "ilp")):
+    placed = statistics.median(rates[name])
+    measured = placed / one
     p = json.load(open(f"{work}/place.{method}.json"))
-    print(f"  predicted ({p['method']}): makespan {p['makespan_s'] * 1e3:.1f} ms, one device "
-          f"{p['one_device_s'] * 1e3:.1f} ms: speedup {p['speedup']:.2f}x; measured / predicted "
-          f"{measured / p['speedup']:.2f}")
+    print(f"  place=2, {name:4}        {placed:8.1f} samples/s   runs: {' '.join(f'{v:.1f}' for v in rates[name])}")
+    print(f"    measured speedup {measured:.2f}x; predicted by `place --method {method}` ({p['method']}): makespan "
+          f"{p['makespan_s'] * 1e3:.1f} ms, one device {p['one_device_s'] * 1e3:.1f} ms: {p['speedup']:.2f}x; "
+          f"measured / predicted {measured / p['speedup']:.2f}")
 PY

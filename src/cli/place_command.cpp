@@ -41,20 +41,6 @@ double memoryLimit(const Options& o, const hw::Cluster& cluster) {
   return *bytes;
 }
 
-plan::OpPlacement place(const Options& o, const plan::OpGraph& g, const plan::PlacementLimits& limits) {
-  if (o.method == "exhaustive") return plan::exhaustivePlacement(g, limits);
-  const plan::OpPlacement list = plan::listSchedule(g, limits);
-  if (o.method == "list") return list;
-  if (o.method == "auto" && plan::milpSolverName().empty()) {
-    plan::OpPlacement kept = list;
-    kept.method += " (this build has no ILP solver: apt-get install libglpk-dev and rebuild)";
-    return kept;
-  }
-  plan::IlpOptions ilp;
-  ilp.timeLimitSeconds = o.timeLimit;
-  return plan::placementIlp(g, limits, list, ilp);
-}
-
 struct DeviceSummary {
   std::vector<std::string> units;
   int operations = 0;
@@ -135,7 +121,7 @@ void printPlacement(std::ostream& out, const graph::Model& model, const hw::Clus
 }
 
 void run(const Options& o, Context& context) {
-  if (o.method != "auto" && o.method != "ilp" && o.method != "list" && o.method != "exhaustive") {
+  if (!plan::isPlacementMethod(o.method)) {
     throw ConfigError(fmt::format("--method: expected auto, ilp, list or exhaustive, found '{}'", o.method));
   }
   const graph::Model model = loadModel(o);
@@ -146,7 +132,7 @@ void run(const Options& o, Context& context) {
   }
   const plan::OpGraph g = plan::trainingGraph(model, cluster, o.samples);
   const plan::PlacementLimits limits{o.devices, memoryLimit(o, cluster)};
-  const plan::OpPlacement p = place(o, g, limits);
+  const plan::OpPlacement p = plan::placeBy(o.method, g, limits, o.timeLimit);
   if (const std::vector<std::string> problems = plan::placementViolations(g, limits, p, 1e-7); !problems.empty()) {
     throw InternalError(fmt::format("the placement ({}) breaks a constraint: {}", p.method, problems.front()));
   }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <ostream>
+#include <set>
 
 #include "core/table.hpp"
 #include "core/units.hpp"
@@ -20,6 +22,34 @@ std::string duration(double seconds) {
   if (seconds < 3600) return fmt::format("{:.1f} min", seconds / 60);
   if (seconds < 3 * 86400) return fmt::format("{:.1f} h", seconds / 3600);
   return fmt::format("{:.1f} d", seconds / 86400);
+}
+
+// Where strategies are compared over several GPU counts: the fastest to train at each, with
+// the counts where the lead changes hands (Pal et al.'s crossover of DP x MP and DP).
+void printLeaders(const std::vector<plan::Estimate>& estimates, std::ostream& out) {
+  std::map<int, const plan::Estimate*> best;  // per GPU count
+  std::set<std::string> strategies;
+  for (const plan::Estimate& e : estimates) {
+    if (!e.feasible || !e.fits || !(e.timeToTrain > 0)) continue;
+    strategies.insert(e.strategy.name);
+    const plan::Estimate*& b = best[e.strategy.grid.total()];
+    if (b == nullptr || e.timeToTrain < b->timeToTrain) b = &e;
+  }
+  if (best.size() < 2 || strategies.size() < 2) return;
+  std::vector<std::string> spans;
+  int from = 0, to = 0;
+  std::string leader;
+  const auto close = [&] {
+    spans.push_back(fmt::format("{} GPUs {}", from == to ? std::to_string(from) : fmt::format("{}-{}", from, to), leader));
+  };
+  for (const auto& [gpus, e] : best) {
+    if (!leader.empty() && e->strategy.name != leader) close();
+    if (leader.empty() || e->strategy.name != leader) from = gpus, leader = e->strategy.name;
+    to = gpus;
+  }
+  close();
+  out << fmt::format("\nfastest to train: {}{}\n", fmt::join(spans, "; "),
+                     spans.size() > 1 ? " (the lead changes hands)" : "");
 }
 
 }  // namespace
@@ -70,7 +100,9 @@ void printPlanTable(const graph::Model& model, const hw::Cluster& cluster, const
               e.bottleneck});
   }
   t.print(out);
-  out << "\ncomm: exposed gradient allreduce + per-layer collectives + pipeline transfers; scal.eff: samples/s over "
+  printLeaders(estimates, out);
+  out << fmt::format("\nepochs to the target accuracy: {}.\n", in.statistics.describe());
+  out << "comm: exposed gradient allreduce + per-layer collectives + pipeline transfers; scal.eff: samples/s over "
          "GPUs x one GPU's samples/s at the same batch per GPU.\n";
 }
 

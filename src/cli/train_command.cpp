@@ -28,6 +28,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "hw/presets.hpp"
+#include "plan/milp.hpp"
 #include "plan/oracle.hpp"
 #include "plan/strategy_json.hpp"
 #include "train/trainer.hpp"
@@ -186,10 +187,9 @@ void measureLayerTimes(const comm::Communicator& world, const graph::Model& mode
 const std::set<std::string> kFreeOnResume{"--epochs", "--iterations", "--checkpoint", "--checkpoint-every", "--resume",
                                           "--weights-out", "--report", "--json", "--quiet", "--threads"};
 
-void run(Options& o, const CLI::App& command, Context& context) {
-  const RunConfiguration configuration = runConfiguration(command, context.knobs);
-  o.train.configuration = configuration.text(kFreeOnResume);
-  const graph::Model model = loadModel(o);
+// The options that name a choice: each checked against its list (one line naming the option)
+// and set into the training options.
+void applyChoices(Options& o) {
   if (o.optimizer != "sgd") {
     throw ConfigError(fmt::format("--optimizer: only sgd (with --momentum, --nesterov, --weight-decay) is implemented, "
                                   "found '{}'", o.optimizer));
@@ -201,10 +201,24 @@ void run(Options& o, const CLI::App& command, Context& context) {
     throw ConfigError(fmt::format("--bn-statistics: expected global or local, found '{}'", o.bnStatistics));
   }
   o.train.localBatchNorm = o.bnStatistics == "local";
+  const std::string& method = o.train.placementMethod;
+  if (method != "list" && method != "ilp" && method != "auto") {
+    throw ConfigError(fmt::format("--placement-method: expected list, ilp or auto, found '{}'", method));
+  }
+  if (method == "ilp" && plan::milpSolverName().empty()) {
+    throw ConfigError("--placement-method ilp: this build has no ILP solver (apt-get install libglpk-dev and rebuild)");
+  }
   if (o.schedule != "gpipe" && o.schedule != "1f1b") {
     throw ConfigError(fmt::format("--schedule: expected gpipe or 1f1b, found '{}'", o.schedule));
   }
   o.train.schedule = o.schedule == "gpipe" ? plan::PipelineSchedule::kGPipe : plan::PipelineSchedule::kOneFOneB;
+}
+
+void run(Options& o, const CLI::App& command, Context& context) {
+  const RunConfiguration configuration = runConfiguration(command, context.knobs);
+  o.train.configuration = configuration.text(kFreeOnResume);
+  const graph::Model model = loadModel(o);
+  applyChoices(o);
   o.train.comm = o.gradientComm.apply(o.train.comm);
   if (o.train.comm.negotiation == Negotiation::kCentralized) {
     throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
@@ -283,6 +297,12 @@ void addTrainCommand(CLI::App& app, Context& context) {
                  "per stage)")
       ->check(within(1, 1 << 20));
   c->add_option("--schedule", o->schedule, "pipeline grids: 1f1b (default) or gpipe");
+  c->add_option("--placement-method", o->train.placementMethod,
+                 "placement grids: list (list scheduling, default), ilp (the exact program from it) or auto (ilp "
+                 "where a solver is built in)");
+  c->add_option("--placement-time-limit", o->train.placementTimeLimit,
+                 "placement grids: seconds the ILP may search (default 10)")
+      ->check(within(0.1, 3600));
   c->add_option("--bn-statistics", o->bnStatistics,
                  "spatial grids: batch-norm statistics over the spatial group (global, default) or each block (local)");
   c->add_flag("--halo-overlap", o->train.haloOverlap,

@@ -68,4 +68,13 @@ struct IlpOptions {
 OpPlacement placementIlp(const OpGraph& g, const PlacementLimits& limits, const OpPlacement& incumbent,
                          const IlpOptions& options);
 
+// A placement by `method`: "list", "ilp" (from the list schedule, `timeLimitSeconds`),
+// "exhaustive", or "auto" (the ILP where a solver is built in, else the list schedule, its
+// method saying how to install one). ConfigError for another name or "ilp" without a solver.
+OpPlacement placeBy(const std::string& method, const OpGraph& g, const PlacementLimits& limits,
+                    double timeLimitSeconds);
+
+// The names placeBy takes, for option checks.
+bool isPlacementMethod(const std::string& method);
+
 }  // namespace paraxis::plan

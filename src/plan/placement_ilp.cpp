@@ -212,4 +212,25 @@ OpPlacement placementIlp(const OpGraph& g, const PlacementLimits& limits, const 
   return best;
 }
 
+bool isPlacementMethod(const std::string& method) {
+  return method == "auto" || method == "ilp" || method == "list" || method == "exhaustive";
+}
+
+OpPlacement placeBy(const std::string& method, const OpGraph& g, const PlacementLimits& limits,
+                    double timeLimitSeconds) {
+  if (!isPlacementMethod(method)) {
+    throw ConfigError(fmt::format("placement method: expected auto, ilp, list or exhaustive, found '{}'", method));
+  }
+  if (method == "exhaustive") return exhaustivePlacement(g, limits);
+  OpPlacement list = listSchedule(g, limits);
+  if (method == "list") return list;
+  if (method == "auto" && milpSolverName().empty()) {
+    list.method += " (this build has no ILP solver: apt-get install libglpk-dev and rebuild)";
+    return list;
+  }
+  IlpOptions ilp;
+  ilp.timeLimitSeconds = timeLimitSeconds;
+  return placementIlp(g, limits, list, ilp);
+}
+
 }  // namespace paraxis::plan

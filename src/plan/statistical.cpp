@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 namespace paraxis::plan {
 
@@ -27,6 +28,18 @@ double StatisticalModel::epochs(double batch) const {
   }
   if (batch <= criticalBatch) return baseEpochs;
   return baseEpochs * std::pow(batch / criticalBatch, exponent);
+}
+
+std::string StatisticalModel::describe() const {
+  const auto count = [](double v) { return units::formatCount(std::round(v)); };
+  if (!table.empty()) {
+    return fmt::format("epochs from a table of {} points ({:.4g} at a global batch of {} .. {:.4g} at {}), in "
+                       "proportion to the batch beyond it",
+                       table.size(), table.front().second, count(table.front().first), table.back().second,
+                       count(table.back().first));
+  }
+  return fmt::format("{:.4g} epochs up to a global batch of {}, then x (B / {})^{:g}", baseEpochs,
+                     count(criticalBatch), count(criticalBatch), exponent);
 }
 
 void StatisticalModel::anchor(double batch, double wanted) {

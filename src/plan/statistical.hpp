@@ -18,6 +18,9 @@ struct StatisticalModel {
   std::vector<std::pair<double, double>> table;  // (batch, epochs), increasing; overrides the curve
 
   double epochs(double globalBatch) const;
+  // What the curve assumes, in words: "90 epochs up to a global batch of 8,192, then x
+  // (B / 8,192)^0.5" or "a table of 5 points, 8,192: 90 .. 524,288: 5,760, ...".
+  std::string describe() const;
   // Scales the curve so that E(batch) = epochs.
   void anchor(double batch, double epochs);
 };

@@ -88,8 +88,7 @@ struct PlacedNet::Step {
   }
 };
 
-LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& model, int ranks, double samples,
-                           const std::vector<double>& forward, const std::vector<double>& backward) {
+LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& model, const PlacementRequest& r) {
   LayerPlacement p;
   p.device.assign(static_cast<std::size_t>(model.size()), 0);
   p.order.resize(static_cast<std::size_t>(model.size()));
@@ -98,12 +97,13 @@ LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& 
     const auto transfer = [&host](double bytes) {
       return cost::pointToPointOn(host, 1, bytes, cost::Congestion::kExpected).seconds;
     };
-    plan::OpGraph g = forward.empty() ? plan::trainingGraph(model, host, samples)
-                                      : plan::layerGraph(model, forward, backward, samples, transfer);
+    plan::OpGraph g = r.forward.empty() ? plan::trainingGraph(model, host, r.samples)
+                                        : plan::layerGraph(model, r.forward, r.backward, r.samples, transfer);
     g.receiverCopies = host.device.receivesByCopy;
-    const plan::OpPlacement placed = plan::listSchedule(g, {.devices = ranks});
+    const plan::OpPlacement placed = plan::placeBy(r.method, g, {.devices = r.ranks}, r.timeLimit);
     p.makespan = placed.makespan;
     p.oneRank = g.totalSeconds();
+    p.method = placed.method;
     std::vector<int> units(static_cast<std::size_t>(g.units()));
     std::iota(units.begin(), units.end(), 0);
     // Forward operation u is unit u's: units by the start of their forward, ties in unit order.
@@ -128,7 +128,7 @@ LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& 
 PlacedNet::PlacedNet(IrNet net, comm::Communicator group, LayerPlacement placement)
     : net_(std::move(net)), group_(std::move(group)), device_(std::move(placement.device)),
       order_(std::move(placement.order)), rank_(group_.rank()), makespan_(placement.makespan),
-      oneRank_(placement.oneRank) {
+      oneRank_(placement.oneRank), method_(std::move(placement.method)) {
   const graph::Model& model = net_->model();
   const int n = model.size();
   if (static_cast<int>(device_.size()) != n || static_cast<int>(order_.size()) != n) {
@@ -421,8 +421,8 @@ std::string PlacedNet::describe() const {
   std::string text = fmt::format("a placement of the replica's layers on {} ranks ({} layers each)", group_.size(),
                                  fmt::join(layers, ", "));
   if (makespan_ > 0) {
-    text += fmt::format("; scheduled on the measured layer times: a step in {:.1f} ms against {:.1f} ms on one rank ({:.2f}x)",
-                        makespan_ * 1e3, oneRank_ * 1e3, oneRank_ / makespan_);
+    text += fmt::format("; by {} on the measured layer times: a step in {:.1f} ms against {:.1f} ms on one rank ({:.2f}x)",
+                        method_, makespan_ * 1e3, oneRank_ * 1e3, oneRank_ / makespan_);
   }
   return text;
 }

@@ -32,14 +32,21 @@ struct LayerPlacement {
   // What the schedule predicts for a step, seconds: its makespan and one rank's time for all
   // of it (the layers' sum), for the run to be read against.
   double makespan = 0, oneRank = 0;
+  std::string method;  // how the placement was found (rank 0's only)
 };
 
-// Each layer's rank for `ranks` devices: list scheduling (plan::listSchedule) of the model's
-// units for `samples` per step, each layer taking `forward` and `backward` seconds (empty: as
-// the 'local' preset prices it), transfers as the preset prices them; in the order of the
-// schedule's forward starts. Rank 0's on every rank of `world` (collective).
-LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& model, int ranks, double samples,
-                           const std::vector<double>& forward = {}, const std::vector<double>& backward = {});
+struct PlacementRequest {
+  int ranks = 2;
+  double samples = 32;                  // per step
+  std::vector<double> forward, backward;  // per layer, seconds (empty: as the 'local' preset prices it)
+  std::string method = "list";          // plan::placeBy's
+  double timeLimit = 10;                // the ILP's, seconds
+};
+
+// Each layer's rank for `r.ranks` devices: a placement (plan::placeBy) of the model's units,
+// transfers as the 'local' preset prices them; in the order of the schedule's forward starts.
+// Rank 0's on every rank of `world` (collective).
+LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& model, const PlacementRequest& r);
 
 class PlacedNet final : public BatchExecutor {
  public:
@@ -85,6 +92,7 @@ class PlacedNet final : public BatchExecutor {
   std::vector<int> device_, order_, position_;  // position_: a layer's place in order_
   int rank_ = 0;
   double makespan_ = 0, oneRank_ = 0;         // the schedule's prediction (LayerPlacement)
+  std::string method_;
   int lossLayer_ = -1;                       // the main loss layer
   std::vector<std::vector<int>> remoteUsers_;  // per layer: the other ranks that consume it (ascending)
   std::vector<bool> neededHere_;              // per layer on another rank: this rank consumes it

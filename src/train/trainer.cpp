@@ -184,8 +184,10 @@ std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNe
                                            const GridGroups& groups, const TrainOptions& o) {
   if (g.modelParallel() == 1) return nullptr;
   if (g.place > 1) {
-    LayerPlacement placement = placeLayers(world, net->model(), g.place, static_cast<double>(o.batchPerRank),
-                                           o.layerForwardSeconds, o.layerBackwardSeconds);
+    LayerPlacement placement =
+        placeLayers(world, net->model(), {.ranks = g.place, .samples = static_cast<double>(o.batchPerRank),
+                                          .forward = o.layerForwardSeconds, .backward = o.layerBackwardSeconds,
+                                          .method = o.placementMethod, .timeLimit = o.placementTimeLimit});
     return std::make_unique<PlacedNet>(std::move(net), *groups.place, std::move(placement));
   }
   if (g.pipeline == 1) return layerAxes(std::move(net), g, groups, o);

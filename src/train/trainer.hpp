@@ -38,6 +38,9 @@ struct TrainOptions {
   // Placement grids: each IR layer's measured seconds for one step of batchPerRank samples,
   // forward and backward, which the placement schedules (empty: the 'local' preset's model).
   std::vector<double> layerForwardSeconds, layerBackwardSeconds;
+  // How the placement is found (plan::placeBy's methods) and the ILP's time limit, seconds.
+  std::string placementMethod = "list";
+  double placementTimeLimit = 10;
   int epochs = 1;
   std::int64_t iterations = 0;     // > 0: stop after this many (overrides epochs)
   double learningRate = 0.01;      // for one rank at batchPerRank; scaled by ranks unless disabled

@@ -47,4 +47,11 @@ fi
 rm -f "$emitted"
 expect_error "--allreduce: expected auto, ring, recursive_doubling, rabenseifner or hierarchical, found 'tree'" plan --gpus 8 --allreduce tree
 expect_ok "data" plan --gpus 64 --grid data=64 --allreduce hierarchical --cluster abci
+# Pal et al.'s crossover (issue #16) on Summit's V100s, under the epochs plan names: DP x MP on
+# 2 devices (a replica of 64 samples) trails DP on time to train up to 4,096 GPUs, leads at 8,192.
+expect_ok "fastest to train: 64-4096 GPUs data; 8192 GPUs data\+placement \(the lead changes hands\)" plan \
+  --model inception-v3 --cluster summit --strategies data,data+placement --batch-per-replica 64 --model-parallel 2 \
+  --gpus 64..8192
+expect_ok "epochs to the target accuracy: 90 epochs up to a global batch of 8,192, then x \(B / 8,192\)\^0.5" plan \
+  --model inception-v3 --cluster summit --gpus 64
 finish

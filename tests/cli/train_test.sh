@@ -7,6 +7,8 @@ expect_error "--density: must be in \(0, 1\], found .2." train --density 2
 expect_error "--lr-schedule: expected constant, step or cosine" train --lr-schedule linear
 expect_error "--optimizer: only sgd" train --optimizer adam
 expect_error "unknown cluster .nosuch.: the presets are" train --cluster nosuch --iterations 1
+expect_error "--placement-method: expected list, ilp or auto, found .heft." train --grid place=2 --placement-method heft
+expect_error "--placement-time-limit: .*" train --grid place=2 --placement-time-limit 0
 expect_error "--threads: must be in \[0, 1024\], found .100000." train --threads 100000
 expect_error "nope.json: cannot open the strategy file" train --plan nope.json
 strategy=$(mktemp /tmp/paraxis-strategy.XXXXXX)

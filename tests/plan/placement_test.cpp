@@ -122,6 +122,27 @@ TEST(Placement, AUnitTooLargeForEveryDeviceIsNamed) {
   }
 }
 
+TEST(Placement, EachMethodByNameGivesAFeasiblePlacementNoWorseThanTheListSchedule) {
+  std::mt19937 random(7);
+  const OpGraph g = randomGraph(random, 6);
+  const PlacementLimits limits{.devices = 2};
+  const OpPlacement list = listSchedule(g, limits);
+  EXPECT_DOUBLE_EQ(placeBy("list", g, limits, 1).makespan, list.makespan);
+  std::vector<std::string> methods{"list", "exhaustive", "auto"};
+  if (!milpSolverName().empty()) methods.push_back("ilp");
+  for (const std::string& method : methods) {
+    const OpPlacement p = placeBy(method, g, limits, 5);
+    expectFeasible(g, limits, p);
+    EXPECT_LE(p.makespan, list.makespan + 1e-9) << method;
+  }
+  if (!milpSolverName().empty()) {  // the program is exact on 6 operations
+    EXPECT_DOUBLE_EQ(placeBy("exhaustive", g, limits, 1).makespan, placeBy("auto", g, limits, 5).makespan);
+  }
+  EXPECT_TRUE(isPlacementMethod("ilp"));
+  EXPECT_FALSE(isPlacementMethod("heft"));
+  EXPECT_THROW(placeBy("heft", g, limits, 1), ConfigError);
+}
+
 // A branching model small enough to enumerate: two convolution branches joined by a concat.
 graph::Model twoBranches() {
   graph::ModelBuilder b("branches", graph::TensorShape{8, {16, 16}});

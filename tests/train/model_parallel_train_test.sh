@@ -56,10 +56,11 @@ vgg11=(--model vgg11 --input 32x32 --classes 10 --batch-per-rank 8)
 equivalent "vgg11 filter=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid filter=2
 equivalent "vgg11 channel=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid channel=2
 equivalent "vgg11 pipeline=2 gpipe" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid pipeline=2 --micro-batches 1 --schedule gpipe
-# Placements (issue #16): an Inception-style model's units on 2 ranks, its branches side by side,
-# tensors crossing both ways, backward in segments; and data=2 x place=2 against data=2.
+# Placements (issue #16): an Inception-style model's units on 2 ranks (placed by the ILP here,
+# by list scheduling below), its branches side by side, tensors crossing both ways, backward in
+# segments; and data=2 x place=2 against data=2.
 mini=(--model "$(dirname "$0")/../../scripts/models/inception-mini.yaml" --batch-per-rank 8)
-equivalent "inception-mini place=2" 1e-4 0 "${mini[@]}" -- 2 "${mini[@]}" --grid place=2
+equivalent "inception-mini place=2" 1e-4 0 "${mini[@]}" -- 2 "${mini[@]}" --grid place=2 --placement-method ilp --placement-time-limit 2
 equivalent "inception-mini data=2xplace=2" 1e-4 2 "${mini[@]}" -- 4 "${mini[@]}" --grid data=2xplace=2
 # ResNet-18 (residual branches, batch-norm) at 4 samples: after one step the weights equal one
 # rank's within 1.2e-7, and then this net amplifies rounding ~20x a step (one rank on 2 threads
