@@ -375,22 +375,27 @@ BatchExecutor::Pass PlacedNet::forwardBackward(const torch::Tensor& batch, const
 std::vector<torch::Tensor> PlacedNet::run(const torch::Tensor& batch) {
   Step s(net_->model().size());
   forward(batch, false, s);
-  // The main loss's input, from the loss's rank to every rank of the replica.
-  const int slot = net_->model().layer(lossLayer_).inputs.front();
+  // Every loss's input (the main one and auxiliary heads'), from the loss's rank to every rank
+  // of the replica, so that each rank evaluates the whole loss and the prediction.
+  const graph::Model& model = net_->model();
   const int root = device_[lossLayer_];
-  torch::Tensor prediction = root == rank_ ? onWire(s.outputs[slot]) : s.buffers[slot];
-  if (!prediction.defined()) {
-    const graph::TensorShape& shape = net_->model().layer(slot).output;
-    std::vector<std::int64_t> sizes{batch.size(0), shape.channels};
-    sizes.insert(sizes.end(), shape.spatial.begin(), shape.spatial.end());
-    prediction = torch::empty(sizes, batch.options()
-                                         .dtype(net_->parameters().front().scalar_type())
-                                         .memory_format(wireFormat(static_cast<std::int64_t>(sizes.size()))));
-  }
-  comm::broadcast(group_, prediction.data_ptr(), countOf(prediction), parallel::commTypeOf(prediction), {.root = root});
-  finishSends(s);
   std::vector<torch::Tensor> outputs = std::move(s.outputs);
-  outputs[slot] = prediction;
+  for (int i = 0; i < model.size(); ++i) {
+    if (!isLoss(model.layer(i).kind)) continue;
+    const int slot = model.layer(i).inputs.front();
+    torch::Tensor input = root == rank_ ? onWire(outputs[slot]) : s.buffers[slot];
+    if (!input.defined()) {
+      const graph::TensorShape& shape = model.layer(slot).output;
+      std::vector<std::int64_t> sizes{batch.size(0), shape.channels};
+      sizes.insert(sizes.end(), shape.spatial.begin(), shape.spatial.end());
+      input = torch::empty(sizes, batch.options()
+                                      .dtype(net_->parameters().front().scalar_type())
+                                      .memory_format(wireFormat(static_cast<std::int64_t>(sizes.size()))));
+    }
+    comm::broadcast(group_, input.data_ptr(), countOf(input), parallel::commTypeOf(input), {.root = root});
+    outputs[slot] = input;
+  }
+  finishSends(s);
   return outputs;
 }
 

@@ -15,8 +15,8 @@
 # and data=2 x pipeline=2 against data=2, within 1e-4. VGG-11 at 32^2 under filter=2,
 # channel=2 and pipeline=2 equals one rank within 1e-4 (VGG-16 runs the same code on more
 # layers; it was dropped to keep CI under 30 minutes).
-# Placements: inception-mini (scripts/models) on place=2 equals one rank and data=2 x place=2
-# equals data=2 within 1e-4; ResNet-18 within its noise.
+# Placements: inception-mini (scripts/models) with an auxiliary head on place=2 (ILP) equals one
+# rank and data=2 x place=2 equals data=2 within 1e-4; ResNet-18 within its noise.
 # Pipelines with spatial, filter or channel axes within the stages (pipeline=2 x h=2, x filter=2,
 # x channel=2; small-cnn x h=2) equal one rank within 1e-4.
 # A layer with fewer channels than the axis has ranks, more stages than layers, a filter head
@@ -58,9 +58,15 @@ equivalent "vgg11 channel=2" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid chan
 equivalent "vgg11 pipeline=2 gpipe" 1e-4 0 "${vgg11[@]}" -- 2 "${vgg11[@]}" --grid pipeline=2 --micro-batches 1 --schedule gpipe
 # Placements (issue #16): an Inception-style model's units on 2 ranks (placed by the ILP here,
 # by list scheduling below), its branches side by side, tensors crossing both ways, backward in
-# segments; and data=2 x place=2 against data=2.
-mini=(--model "$(dirname "$0")/../../scripts/models/inception-mini.yaml" --batch-per-rank 8)
-equivalent "inception-mini place=2" 1e-4 0 "${mini[@]}" -- 2 "${mini[@]}" --grid place=2 --placement-method ilp --placement-time-limit 2
+# segments, with an auxiliary classifier as Inception-v3 has (a second loss, weighted 0.4, on
+# the main loss's rank; evaluated on every rank); and data=2 x place=2 against data=2.
+minimodel="$(dirname "$0")/../../scripts/models/inception-mini.yaml"
+sed '/  - {name: m2_b1, kind: conv/i\  - {name: aux_pool, kind: global_avgpool, inputs: m1_pool}\n  - {name: aux_fc, kind: fc, outputs: 10}\n  - {name: aux_loss, kind: softmax_loss}' \
+  "$minimodel" >"$work/mini-aux.yaml"
+aux=(--model "$work/mini-aux.yaml" --batch-per-rank 8)
+equivalent "inception-mini with an auxiliary head place=2 (ILP)" 1e-4 0 "${aux[@]}" -- 2 "${aux[@]}" --grid place=2 \
+  --placement-method ilp --placement-time-limit 2
+mini=(--model "$minimodel" --batch-per-rank 8)
 equivalent "inception-mini data=2xplace=2" 1e-4 2 "${mini[@]}" -- 4 "${mini[@]}" --grid data=2xplace=2
 # ResNet-18 (residual branches, batch-norm) at 4 samples: after one step the weights equal one
 # rank's within 1.2e-7, and then this net amplifies rounding ~20x a step (one rank on 2 threads
