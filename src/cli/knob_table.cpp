@@ -20,6 +20,9 @@ const std::vector<KnobSpec>& knobTable() {
        "exchange a fingerprint of every collective call and fail when ranks disagree"},
       {"wire_conversion_path", KnobType::kString, "auto",
        "the fp16/bf16 wire's conversion kernels: auto (the fastest this CPU runs), avx512, avx2 or scalar"},
+      {"progress_interval", KnobType::kSeconds, "10 s",
+       "seconds between train's progress lines where it cannot redraw one (a file, a pipe, any rank under mpirun)",
+       0.1, 86400},
       {"debug", KnobType::kBool, "false",
        "print an internal error whole (LibTorch's trace included) instead of its first line"},
   };

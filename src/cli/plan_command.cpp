@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <iostream>
 #include <ostream>
 
 #include "cli/context.hpp"
@@ -167,12 +168,18 @@ plan::Strategy perLayerStrategy(const graph::Model& model, const plan::LayerSear
   return s;
 }
 
+// What --emit wrote, on stderr (stdout carries the table or the JSON document alone).
+void sayEmitted(const Options& o, const std::string& what) {
+  std::cerr << fmt::format("wrote {} to {} (run it: paraxis train --plan {})\n", what, o.emit, o.emit);
+}
+
 void runPerLayer(const Options& o, const plan::PlanInputs& in, const plan::PlanRequest& r, Context& context) {
   const int gpus = r.gpus.front();
   const std::int64_t batch = r.globalBatch > 0 ? r.globalBatch : std::max<std::int64_t>(1, r.batchPerGpu) * gpus;
   const plan::LayerSearchResult result = plan::searchDistributions(in, gpus, batch);
   if (!o.emit.empty()) {
     writeFileAtomically(o.emit, jsonText(plan::strategyJson(perLayerStrategy(*in.model, result, batch, r))), "--emit");
+    sayEmitted(o, fmt::format("the per-layer distribution on {} GPUs", gpus));
   }
   if (!o.json) return printLayerSearch(*in.model, result, gpus, batch, context.out);
   nlohmann::json layers = nlohmann::json::array();
@@ -229,7 +236,11 @@ void run(const Options& o, Context& context) {
                                       estimates.front().infeasibleReason));
   }
   if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
-  if (!o.emit.empty()) writeFileAtomically(o.emit, jsonText(plan::strategyJson(emitted(estimates.front()))), "--emit");
+  if (!o.emit.empty()) {
+    writeFileAtomically(o.emit, jsonText(plan::strategyJson(emitted(estimates.front()))), "--emit");
+    const plan::Strategy& best = estimates.front().strategy;
+    sayEmitted(o, fmt::format("strategy #1, {} on grid {}", best.name, best.grid.str()));
+  }
   if (o.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& e : estimates) rows.push_back(plan::estimateJson(e));

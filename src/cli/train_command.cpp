@@ -241,6 +241,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
     o.train.comm = o.gradientComm.apply(o.train.comm);  // the command line overrides the file
   }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
+  o.train.progressInterval = context.knobs.getDouble("progress_interval");
   if (!o.cluster.empty()) applyOracleAllreduce(o.cluster, model, world.comm.size(), o.train);
   measureLayerTimes(world.comm, model, context.knobs.getDouble("comm_deadline"), o.train);
   const nlohmann::json machine = machineJson(world.comm);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <numbers>
 #include <optional>
@@ -28,6 +29,16 @@
 
 namespace paraxis::train {
 namespace {
+
+// Progress redraws one line with '\r' only on a terminal of this process's own: under a launcher
+// (mpirun, srun) a rank's stdout can be a pseudo-terminal while the job's output goes to a file.
+bool redrawsProgress(const TrainOptions& o) {
+  if (o.quiet || isatty(STDOUT_FILENO) == 0) return false;
+  for (const char* launcher : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (std::getenv(launcher) != nullptr) return false;
+  }
+  return true;
+}
 
 using Clock = std::chrono::steady_clock;
 constexpr std::int64_t kWarmupIterations = 3;
@@ -210,7 +221,7 @@ class Trainer {
         replica_(comm.rank() / grid_.modelParallel()),
         groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
         dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay, o.skipNonFinite}, executorFor(comm, net_, grid_, groups_, o)),
-        lead_(comm.rank() == 0), terminal_(isatty(STDOUT_FILENO) != 0 && !o.quiet),
+        lead_(comm.rank() == 0), terminal_(redrawsProgress(o)),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
     report_.ranks = comm.size();
     report_.grid = grid_;
@@ -238,6 +249,7 @@ class Trainer {
       if (lead_ && !o_.quiet) out_ << fmt::format("resumed from {} at iteration {}\n", o_.resumeDir, done_);
     }
     started_ = Clock::now();
+    lastProgress_ = started_;
     resumedAt_ = done_;
     const int epochs = static_cast<int>((total_ + perEpoch_ - 1) / perEpoch_);
     for (int epoch = static_cast<int>(done_ / perEpoch_); epoch < epochs && done_ < total_; ++epoch) runEpoch(epoch);
@@ -262,7 +274,7 @@ class Trainer {
         state_.iterationsDone = done_ + 1;
         saveCheckpoint(comm_, o_.checkpointDir, state_, o_.configuration);
       }
-      if (lead_ && terminal_ && (done_ % 20 == 0)) printProgress(epoch, lossSum / static_cast<double>(steps + 1));
+      if (lead_ && !o_.quiet && progressDue()) printProgress(epoch, lossSum / static_cast<double>(steps + 1));
     }
     dp_.synchronize();
     const auto [testLoss, accuracy] = evaluate(dp_.net(), dp_.executor(), data_.test, comm_, replica_, grid_.data);
@@ -339,12 +351,23 @@ class Trainer {
     return "";
   }
 
+  // On a terminal every 20th iteration redraws one line; elsewhere a line every
+  // progressInterval seconds (a file or pipe keeps each line whole).
+  bool progressDue() {
+    if (terminal_) return done_ % 20 == 0;
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - lastProgress_).count() < o_.progressInterval) return false;
+    lastProgress_ = now;
+    return true;
+  }
+
   void printProgress(int epoch, double meanLoss) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
     const double rate = static_cast<double>((done_ + 1) * report_.globalBatch) / elapsed;
-    out_ << fmt::format("\r  iteration {}/{}  epoch {}  {:.0f} samples/s  loss {:.4f}  ETA {:.0f} s   ", done_ + 1, total_,
-                        epoch + 1, rate, meanLoss,
-                        static_cast<double>(total_ - done_ - 1) * static_cast<double>(report_.globalBatch) / rate)
+    out_ << fmt::format("{}  iteration {}/{}  epoch {}  {:.0f} samples/s  loss {:.4f}  ETA {:.0f} s{}",
+                        terminal_ ? "\r" : "", done_ + 1, total_, epoch + 1, rate, meanLoss,
+                        static_cast<double>(total_ - done_ - 1) * static_cast<double>(report_.globalBatch) / rate,
+                        terminal_ ? "   " : "\n")
          << std::flush;
   }
 
@@ -407,6 +430,7 @@ class Trainer {
   std::int64_t done_ = 0;
   std::int64_t resumedAt_ = 0;
   Clock::time_point started_;
+  Clock::time_point lastProgress_ = Clock::now();
 };
 
 }  // namespace

@@ -57,6 +57,7 @@ struct TrainOptions {
   GradientComm comm;
   double sparseWarmupEpochs = 1;
   bool quiet = false;
+  double progressInterval = 10;  // seconds between progress lines when they cannot redraw one
   std::string checkpointDir;        // write checkpoints here
   std::int64_t checkpointEvery = 0;  // iterations between checkpoints
   std::string resumeDir;            // continue from the latest checkpoint here

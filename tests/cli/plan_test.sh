@@ -37,7 +37,8 @@ printf 'name: x\ninput: {channels: 1, size: [8, 8]}\ndataset: {samples: 10, at_b
 expect_error "dataset.at_batch: at_batch anchors 'epochs': give both" plan --model /tmp/paraxis-dataset.$$.yaml
 rm -f /tmp/paraxis-dataset.$$.yaml
 emitted=$(mktemp /tmp/paraxis-emit.XXXXXX)
-expect_ok "strategy" plan --gpus 64 --top 1 --emit "$emitted" --csv
+expect_ok "wrote strategy #1, data on grid data=64 to $emitted \(run it: paraxis train --plan $emitted\)" \
+  plan --gpus 64 --top 1 --emit "$emitted" --csv
 # The emitted strategy names the allreduce the oracle picked (train --plan runs it).
 if /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["grid"]["data"] >= 1 and d["comm"]["allreduce"] in ("ring", "recursive_doubling", "rabenseifner", "hierarchical")' "$emitted"; then
   passed=$((passed + 1))

@@ -35,4 +35,13 @@ expect_ok "samples/s" train --lr 1000 --iterations 40 --batch-per-rank 8 --quiet
 # Too few iterations past the warm-up: no figures, and it says so.
 expect_ok "not reported: 0 of 3 iterations measured \(the first 3 warm up\); run at least 6" \
   train --iterations 3 --batch-per-rank 8 --quiet
+# Into a pipe (as under mpirun or into a file) progress comes as whole lines, one per
+# progress_interval, never redrawn with a carriage return.
+progress=$(PARAXIS_PROGRESS_INTERVAL=0.1 "$paraxis" train --iterations 60 --batch-per-rank 32 --synthetic-samples 2048 --threads 1)
+if [ "$(grep -c '^  iteration [0-9]*/60  epoch 1 ' <<<"$progress")" -ge 2 ] && ! grep -q $'\r' <<<"$progress"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: progress into a pipe: $(cat -A <<<"$progress" | head -5)"; failures=$((failures + 1))
+fi
+PARAXIS_PROGRESS_INTERVAL=0 expect_error "PARAXIS_PROGRESS_INTERVAL: expected a value in \[0.1, 86400\] seconds, found '0'" train
 finish
