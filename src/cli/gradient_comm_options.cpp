@@ -40,6 +40,17 @@ GradientComm GradientCommFlags::apply(GradientComm c) const {
   return c;
 }
 
+GradientComm knobDefaults(const Knobs& k) {
+  GradientComm c;
+  c.fusionBytes = k.getDouble("fusion_bytes");
+  c.firstBucketBytes = k.getDouble("first_bucket_bytes");
+  c.cycleSeconds = k.getDouble("cycle");
+  c.grouping = groupingFromName(k.getString("grouping"), "PARAXIS_GROUPING");
+  c.order = orderFromName(k.getString("reduce_order"), "PARAXIS_REDUCE_ORDER");
+  c.wire = wireFromName(k.getString("wire"), "PARAXIS_WIRE");
+  return c;
+}
+
 void addGradientCommOptions(CLI::App& c, GradientCommFlags& f) {
   const GradientComm d;
   const std::string group = "Gradient communication";

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/gradient_comm.hpp"
+#include "core/knobs.hpp"
 
 namespace CLI {
 class App;
@@ -33,5 +34,9 @@ struct GradientCommFlags {
 };
 
 void addGradientCommOptions(CLI::App& command, GradientCommFlags& flags);
+
+// GradientComm's defaults with the gradient knobs (PARAXIS_FUSION_BYTES, _CYCLE, _GROUPING,
+// _REDUCE_ORDER, _WIRE, ...) applied: the base a strategy file and the options override.
+GradientComm knobDefaults(const Knobs& knobs);
 
 }  // namespace paraxis::cli

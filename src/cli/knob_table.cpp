@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "comm/communicator.hpp"
+#include "core/gradient_comm.hpp"
 
 namespace paraxis::cli {
 
 const std::vector<KnobSpec>& knobTable() {
+  const GradientComm d;  // the gradient knobs' defaults are GradientComm's own
   static const std::vector<KnobSpec> table{
       {"keep_freed_memory", KnobType::kBool, "true",
        "keep freed memory in the process instead of returning it to the OS (first-touch "
@@ -23,6 +25,20 @@ const std::vector<KnobSpec>& knobTable() {
       {"progress_interval", KnobType::kSeconds, "10 s",
        "seconds between train's progress lines where it cannot redraw one (a file, a pipe, any rank under mpirun)",
        0.1, 86400},
+      // The gradient path's defaults (Horovod's HOROVOD_FUSION_THRESHOLD, _CYCLE_TIME, ...): a
+      // strategy file overrides them, and the command line both.
+      {"fusion_bytes", KnobType::kBytes, fmt::format("{:.0f}", d.fusionBytes),
+       "the gradient fusion threshold, bytes (--fusion-bytes)", 1, 1e12},
+      {"first_bucket_bytes", KnobType::kBytes, fmt::format("{:.0f}", d.firstBucketBytes),
+       "the first fusion bucket, bytes (--first-bucket-bytes)", 1, 1e12},
+      {"cycle", KnobType::kSeconds, fmt::format("{:g} s", d.cycleSeconds),
+       "the negotiation cycle (--cycle; Horovod's cycle time)", 1e-6, 3600},
+      {"grouping", KnobType::kString, groupingName(d.grouping), "gradient groups (--grouping)", 0, 0,
+       {"fusion", "per-layer", "groups"}},
+      {"reduce_order", KnobType::kString, orderName(d.order), "the order groups are reduced in (--reduce-order)", 0, 0,
+       {"fifo", "priority"}},
+      {"wire", KnobType::kString, wireName(d.wire), "gradients on the wire (--wire; fp16 is --fp16-gradients)", 0, 0,
+       {"fp32", "fp16", "bf16", "chunk-sparse"}},
       {"debug", KnobType::kBool, "false",
        "print an internal error whole (LibTorch's trace included) instead of its first line"},
   };

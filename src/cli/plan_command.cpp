@@ -77,7 +77,7 @@ T pick(const std::string& option, const std::string& value, std::initializer_lis
   throw ConfigError(fmt::format("{}: expected one of {}, found '{}'", option, fmt::join(names, ", "), value));
 }
 
-plan::PlanRequest request(const Options& o) {
+plan::PlanRequest request(const Options& o, const Knobs& knobs) {
   plan::PlanRequest r;
   if (!o.strategies.empty()) r.strategies = o.strategies;
   for (const auto& s : r.strategies) {
@@ -106,7 +106,7 @@ plan::PlanRequest request(const Options& o) {
   r.schedule = pick<plan::PipelineSchedule>("--schedule", o.schedule,
                                             {{"1f1b", plan::PipelineSchedule::kOneFOneB}, {"gpipe", plan::PipelineSchedule::kGPipe}});
   r.microBatchesPerStage = o.microPerStage;
-  r.comm = o.gradientComm.apply(GradientComm{});
+  r.comm = o.gradientComm.apply(knobDefaults(knobs));
   return r;
 }
 
@@ -223,7 +223,7 @@ void run(const Options& o, Context& context) {
   const graph::Model model = loadModel(o);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const plan::PlanInputs in = inputs(o, model, cluster);
-  plan::PlanRequest r = request(o);
+  plan::PlanRequest r = request(o, context.knobs);
   if (o.grid.empty()) fitToCluster(o.gpus, r.gpus, cluster);
   if (o.variant == "paradl") return runParadl(o, in, r, context);
   if (o.perLayer) return runPerLayer(o, in, r, context);

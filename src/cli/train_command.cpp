@@ -219,7 +219,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   o.train.configuration = configuration.text(kFreeOnResume);
   const graph::Model model = loadModel(o);
   applyChoices(o);
-  o.train.comm = o.gradientComm.apply(o.train.comm);
+  o.train.comm = o.gradientComm.apply(knobDefaults(context.knobs));  // PARAXIS_* knobs, then the options
   if (o.train.comm.negotiation == Negotiation::kCentralized) {
     throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
   }

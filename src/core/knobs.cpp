@@ -52,6 +52,9 @@ std::optional<double> numericValue(const std::string& text, KnobType type) {
 // then its range.
 std::string validate(const std::string& text, const KnobSpec& spec) {
   if (std::string problem = validateType(text, spec.type); !problem.empty()) return problem;
+  if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end()) {
+    return fmt::format("expected one of {}", fmt::join(spec.choices, ", "));
+  }
   const std::optional<double> value = numericValue(text, spec.type);
   if (value && (!std::isfinite(*value) || *value < spec.minimum || *value > spec.maximum)) {
     return fmt::format("expected a value in [{:g}, {:g}]{}", spec.minimum, spec.maximum,

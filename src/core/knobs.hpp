@@ -23,6 +23,8 @@ struct KnobSpec {
   // not finite, fails at start-up with the range named.
   double minimum = -1e300;
   double maximum = 1e300;
+  // String knobs: the accepted values (empty: any); another fails at start-up with them named.
+  std::vector<std::string> choices = {};
 };
 
 class Knobs {

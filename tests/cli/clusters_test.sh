@@ -13,6 +13,20 @@ expect_ok "abci .* 4,352" clusters
 expect_ok "spine .* 3:1" clusters show abci
 expect_ok "leaf +256 +2 us +50 GB/s +2e-11 +8 +400 GB/s" clusters show h200-pod
 expect_ok "json_indent" config
+# The gradient path's knobs (Horovod's environment variables): a string knob names its choices,
+# the environment sets the default, the command line overrides it.
+PARAXIS_WIRE=fp64 expect_error "PARAXIS_WIRE: expected one of fp32, fp16, bf16, chunk-sparse, found 'fp64'" config
+PARAXIS_FUSION_BYTES=8MiB expect_ok "fusion_bytes +bytes +8MiB +PARAXIS_FUSION_BYTES" config
+wire_of() {  # wire_of ARGS...: the wire train --json ran with
+  "$paraxis" train --model lenet --iterations 1 --batch-per-rank 8 --synthetic-samples 64 --threads 1 --json "$@" |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["strategy"]["comm"]["wire"])'
+}
+if [ "$(PARAXIS_WIRE=bf16 wire_of)" = bf16 ] && [ "$(PARAXIS_WIRE=bf16 wire_of --wire fp32)" = fp32 ] &&
+   [ "$(wire_of)" = fp32 ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: PARAXIS_WIRE does not set train's default wire, or --wire does not override it"; failures=$((failures + 1))
+fi
 expect_json clusters show summit --json
 expect_json config --json
 expect_json clusters --json

@@ -69,4 +69,16 @@ TEST(Knobs, ValuesOutsideTheRangeAreRejected) {
 }
 
 }  // namespace
+// A string knob with choices takes one of them; another is a start-up error naming them all.
+TEST(Knobs, AStringKnobWithChoicesTakesOnlyThose) {
+  const std::vector<KnobSpec> specs{{"wire", KnobType::kString, "fp32", "wire", 0, 0, {"fp32", "fp16"}}};
+  EXPECT_EQ(Knobs::load(specs, {{"PARAXIS_WIRE", "fp16"}}).getString("wire"), "fp16");
+  try {
+    Knobs::load(specs, {{"PARAXIS_WIRE", "fp64"}});
+    FAIL() << "accepted PARAXIS_WIRE=fp64";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "environment variable PARAXIS_WIRE: expected one of fp32, fp16, found 'fp64'");
+  }
+}
+
 }  // namespace paraxis
