@@ -4,7 +4,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all setup configure build demo test clean format
+.PHONY: all setup configure build demo test clean format install deb
+PREFIX ?= /usr/local
 
 all: build
 
@@ -24,6 +25,14 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# `make install PREFIX=...`: paraxis, its docs and the cluster and model files under PREFIX.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# A Debian package in $(BUILD) (its Depends from the libraries the executable links).
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -13,6 +13,7 @@ packages=(
   python3-torch python3-torchvision
   iproute2
   libglpk-dev
+  dpkg-dev fakeroot
 )
 
 missing=()
