@@ -17,8 +17,12 @@ $(BUILD)/build.ninja:
 
 configure: setup $(BUILD)/build.ninja
 
+# After the build, `import paraxis` works in Debian's python3 (and any Python 3.11 of this
+# user): a .pth file in the user's site-packages names $(BUILD)/python.
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+	@site=$$(/usr/bin/python3 -m site --user-site) && mkdir -p "$$site" && \
+	  echo "$(abspath $(BUILD))/python" > "$$site/paraxis-build.pth"
 
 demo: build
 	./$(BUILD)/paraxis plan --model resnet50 --cluster abci --gpus 8..1024 --top 16 --explain

@@ -14,6 +14,7 @@ packages=(
   iproute2
   libglpk-dev
   dpkg-dev fakeroot
+  pybind11-dev python3-dev
 )
 
 missing=()

@@ -46,4 +46,16 @@ void addConfigCommand(CLI::App& app, Context& context) {
   });
 }
 
+void addCommands(CLI::App& app, Context& context) {
+  addPlanCommand(app, context);
+  addPlaceCommand(app, context);
+  addTrainCommand(app, context);
+  addValidateCommand(app, context);
+  addCalibrateCommand(app, context);
+  addModelsCommand(app, context);
+  addClustersCommand(app, context);
+  addConfigCommand(app, context);
+  addBenchCommand(app, context);
+}
+
 }  // namespace paraxis::cli

@@ -33,5 +33,7 @@ void addTrainCommand(CLI::App& app, Context& context);
 void addValidateCommand(CLI::App& app, Context& context);
 void addCalibrateCommand(CLI::App& app, Context& context);
 void addPlaceCommand(CLI::App& app, Context& context);
+// Every command above, in the order --help lists them (the executable and the Python module).
+void addCommands(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

@@ -43,15 +43,7 @@ int run(int argc, char** argv) {
   CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};
   app.set_version_flag("--version", "paraxis 0.1.0");
   app.require_subcommand(1);
-  cli::addPlanCommand(app, context);
-  cli::addPlaceCommand(app, context);
-  cli::addTrainCommand(app, context);
-  cli::addValidateCommand(app, context);
-  cli::addCalibrateCommand(app, context);
-  cli::addModelsCommand(app, context);
-  cli::addClustersCommand(app, context);
-  cli::addConfigCommand(app, context);
-  cli::addBenchCommand(app, context);
+  cli::addCommands(app, context);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

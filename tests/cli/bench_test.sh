@@ -13,5 +13,5 @@ expect_ok "an allreduce's conversions on the (avx512|avx2|scalar) path" bench co
 expect_json_keys bench-convert bench convert --mib 1 --trials 1 --json
 expect_error "--mib: must be in \[0.0625, 4096\], found .0." bench convert --mib 0
 expect_error "--trials: must be in \[1, 1000\], found .nan." bench convert --trials nan
-PARAXIS_WIRE_CONVERSION_PATH=avx9 expect_error "PARAXIS_WIRE_CONVERSION_PATH: expected scalar, avx2 or avx512, found .avx9." bench convert --mib 1
+PARAXIS_WIRE_CONVERSION_PATH=avx9 expect_error "PARAXIS_WIRE_CONVERSION_PATH: expected one of auto, avx512, avx2, scalar, found .avx9." bench convert --mib 1
 finish
