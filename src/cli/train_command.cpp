@@ -30,6 +30,7 @@
 #include "hw/presets.hpp"
 #include "plan/milp.hpp"
 #include "plan/oracle.hpp"
+#include "plan/placement.hpp"
 #include "plan/strategy_json.hpp"
 #include "train/trainer.hpp"
 
@@ -202,7 +203,7 @@ void applyChoices(Options& o) {
   }
   o.train.localBatchNorm = o.bnStatistics == "local";
   const std::string& method = o.train.placementMethod;
-  if (method != "list" && method != "ilp" && method != "auto") {
+  if (!plan::isPlacementMethod(method) || method == "exhaustive") {  // enumeration: small test graphs only
     throw ConfigError(fmt::format("--placement-method: expected list, ilp or auto, found '{}'", method));
   }
   if (method == "ilp" && plan::milpSolverName().empty()) {

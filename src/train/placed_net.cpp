@@ -230,16 +230,21 @@ void PlacedNet::readInputs(Step& s, int c, bool training) {
   }
 }
 
+torch::Tensor PlacedNet::receiveBuffer(int layer, const torch::Tensor& batch, bool training) {
+  const graph::TensorShape& shape = net_->model().layer(layer).output;
+  std::vector<std::int64_t> sizes{batch.size(0), shape.channels};
+  sizes.insert(sizes.end(), shape.spatial.begin(), shape.spatial.end());
+  const torch::TensorOptions options = batch.options()
+                                           .dtype(net_->parameters().front().scalar_type())
+                                           .memory_format(wireFormat(static_cast<std::int64_t>(sizes.size())));
+  return kept(receiveStore_[layer], sizes, options, training);
+}
+
 void PlacedNet::forward(const torch::Tensor& batch, bool training, Step& s) {
   const graph::Model& model = net_->model();
-  const torch::TensorOptions options = batch.options().dtype(net_->parameters().front().scalar_type());
   for (int j = 1; j < model.size(); ++j) {
     if (!neededHere_[j]) continue;
-    const graph::TensorShape& shape = model.layer(j).output;
-    std::vector<std::int64_t> sizes{batch.size(0), shape.channels};
-    sizes.insert(sizes.end(), shape.spatial.begin(), shape.spatial.end());
-    s.buffers[j] = kept(receiveStore_[j], sizes, options.memory_format(wireFormat(static_cast<std::int64_t>(sizes.size()))),
-                        training);
+    s.buffers[j] = receiveBuffer(j, batch, training);
     s.receives[j] = comm::postRecv(group_, s.buffers[j].data_ptr(), countOf(s.buffers[j]), parallel::commTypeOf(s.buffers[j]),
                                    device_[j], {.tag = j});
   }
@@ -384,14 +389,7 @@ std::vector<torch::Tensor> PlacedNet::run(const torch::Tensor& batch) {
     if (!isLoss(model.layer(i).kind)) continue;
     const int slot = model.layer(i).inputs.front();
     torch::Tensor input = root == rank_ ? onWire(outputs[slot]) : s.buffers[slot];
-    if (!input.defined()) {
-      const graph::TensorShape& shape = model.layer(slot).output;
-      std::vector<std::int64_t> sizes{batch.size(0), shape.channels};
-      sizes.insert(sizes.end(), shape.spatial.begin(), shape.spatial.end());
-      input = torch::empty(sizes, batch.options()
-                                      .dtype(net_->parameters().front().scalar_type())
-                                      .memory_format(wireFormat(static_cast<std::int64_t>(sizes.size()))));
-    }
+    if (!input.defined()) input = receiveBuffer(slot, batch, false);
     comm::broadcast(group_, input.data_ptr(), countOf(input), parallel::commTypeOf(input), {.root = root});
     outputs[slot] = input;
   }

@@ -77,6 +77,8 @@ class PlacedNet final : public BatchExecutor {
     std::vector<int> leaves;
   };
   void buildSegments(const std::vector<std::vector<int>>& consumers);
+  // Layer `layer`'s output for `batch` in its wire format: kept across training steps.
+  torch::Tensor receiveBuffer(int layer, const torch::Tensor& batch, bool training);
   void forward(const torch::Tensor& batch, bool training, Step& s);
   void backward(Step& s);
   void postGradientReceives(Step& s);
