@@ -1,8 +1,10 @@
 # Install (`cmake --install build --prefix P`, `make install PREFIX=P`) and a Debian package
-# (`make deb`, CPack): the paraxis executable, its documentation, and the cluster and model
+# (`make deb`, CPack): the paraxis executable (the planner) with paraxis-run, which it starts
+# for train, bench and config (cli/runtime.cpp looks in ../libexec/paraxis), its documentation, and the cluster and model
 # files scripts/ ships (the cluster presets are built into the executable).
 include(GNUInstallDirs)
 install(TARGETS paraxis RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS paraxis_run RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/paraxis)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY scripts/clusters/ DESTINATION ${CMAKE_INSTALL_DATADIR}/paraxis/clusters)

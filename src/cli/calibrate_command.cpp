@@ -17,7 +17,7 @@
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
-#include "cli/quick_calibration.hpp"
+#include "cli/runtime.hpp"
 #include "cli/ranges.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -379,8 +379,9 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
     if (o->quick) {
       if (!o->measured.empty()) throw ConfigError("calibrate: give either --quick or --measured, not both");
       const bool given = o->clusterOption != nullptr && o->clusterOption->count() > 0;
-      return runQuickCalibration({.cluster = given ? o->cluster : "local", .dtype = o->dtype, .out = o->out, .json = o->json},
-                                 *c, context);
+      if (context.runtime == nullptr) handOff(context, "calibrate --quick");
+      return context.runtime->quickCalibration(
+          {.cluster = given ? o->cluster : "local", .dtype = o->dtype, .out = o->out, .json = o->json}, *c, context);
     }
     requireMeasured(*o, "calibrate");
     runCalibrate(*o, context);

@@ -12,11 +12,14 @@ class App;
 
 namespace paraxis::cli {
 
+class Runtime;
+
 struct Context {
   Knobs knobs;
   std::ostream& out;
   int* argc = nullptr;  // for backends that parse the command line (MPI)
   char*** argv = nullptr;
+  const Runtime* runtime = nullptr;  // LibTorch and MPI: present in paraxis-run only (runtime.hpp)
 };
 
 // Every knob paraxis reads, in one table (STYLE.md practice 11).
@@ -24,16 +27,11 @@ const std::vector<KnobSpec>& knobTable();
 
 void addModelsCommand(CLI::App& app, Context& context);
 void addClustersCommand(CLI::App& app, Context& context);
-void addConfigCommand(CLI::App& app, Context& context);
-void addBenchCommand(CLI::App& app, Context& context);
-void addBenchComputeCommand(CLI::App& bench, Context& context);
-void addBenchConvertCommand(CLI::App& bench, Context& context);
 void addPlanCommand(CLI::App& app, Context& context);
-void addTrainCommand(CLI::App& app, Context& context);
 void addValidateCommand(CLI::App& app, Context& context);
 void addCalibrateCommand(CLI::App& app, Context& context);
 void addPlaceCommand(CLI::App& app, Context& context);
-// Every command above, in the order --help lists them (the executable and the Python module).
+// Every command above and the runtime's (runtime.hpp), in the order --help lists them.
 void addCommands(CLI::App& app, Context& context);
 
 }  // namespace paraxis::cli

@@ -49,8 +49,11 @@ void allgather(const Communicator& comm, const void* send, void* recv, std::size
                       .algorithm = options.algorithm == GatherAlgorithm::kBuiltin ? "mpi" : "ring"};
   comm.state().run(info, [&](OpContext& context) {
     auto* out = static_cast<std::byte*>(recv);
+    std::byte* mine = out + context.rank() * bytes;
     if (options.algorithm == GatherAlgorithm::kBuiltin) {
-      BuiltinCall call{.kind = BuiltinCall::Kind::kAllgatherv, .send = send, .recv = recv, .type = type};
+      // In place (this rank's block already in the output): MPI's in-place form, never aliased buffers.
+      BuiltinCall call{.kind = BuiltinCall::Kind::kAllgatherv, .send = mine == send ? recv : send, .recv = recv,
+                       .type = type};
       call.sendCounts = {static_cast<int>(count)};
       for (int r = 0; r < context.size(); ++r) {
         call.recvCounts.push_back(static_cast<int>(count));
@@ -59,7 +62,6 @@ void allgather(const Communicator& comm, const void* send, void* recv, std::size
       runBuiltin(context, call);
       return;
     }
-    std::byte* mine = out + context.rank() * bytes;
     if (mine != send && bytes > 0) std::memmove(mine, send, bytes);
     if (count == 0) return;
     Wire wire(context, type, type, ReduceOp::kSum, 1U << 30);
@@ -77,10 +79,14 @@ void reduceScatter(const Communicator& comm, const void* send, void* recv, std::
   comm.state().run(info, [&](OpContext& context) {
     const int p = context.size();
     if (options.algorithm == GatherAlgorithm::kBuiltin) {
-      BuiltinCall call{.kind = BuiltinCall::Kind::kReduceScatterv, .send = send, .recv = recv, .type = type,
-                       .op = options.op};
+      // In place (the output is this rank's block of the input): MPI's in-place form reduces the
+      // whole buffer and leaves this rank's block at its start; move it to where it belongs.
+      const bool inPlace = recv == static_cast<const std::byte*>(send) + context.rank() * bytes;
+      BuiltinCall call{.kind = BuiltinCall::Kind::kReduceScatterv, .send = send,
+                       .recv = inPlace ? const_cast<void*>(send) : recv, .type = type, .op = options.op};
       call.recvCounts.assign(p, static_cast<int>(count));
       runBuiltin(context, call);
+      if (inPlace && recv != send && bytes > 0) std::memmove(recv, send, bytes);
       return;
     }
     // Work on a copy: the caller's input stays intact.

@@ -22,10 +22,12 @@
 
 namespace paraxis::comm {
 
-// recv holds size() blocks of `count`; block r is rank r's send.
+// recv holds size() blocks of `count`; block r is rank r's send. In place: send is this rank's
+// block of recv.
 void allgather(const Communicator& comm, const void* send, void* recv, std::size_t count, DataType type,
                const AllgatherOptions& options = {});
-// send holds size() blocks of `count`; rank r receives block r reduced over all ranks.
+// send holds size() blocks of `count`; rank r receives block r reduced over all ranks. In place:
+// recv is this rank's block of send, and the rest of send may be overwritten.
 void reduceScatter(const Communicator& comm, const void* send, void* recv, std::size_t count, DataType type,
                    const ReduceScatterOptions& options = {});
 void broadcast(const Communicator& comm, void* buffer, std::size_t count, DataType type,

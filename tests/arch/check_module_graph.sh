@@ -19,7 +19,8 @@ declare -A allowed=(
   [train]="parallel reduce comm graph plan core"
   [calib]="plan cost graph hw core"
   [calib_torch]="calib train comm hw plan graph core"
-  [cli]="calib_torch calib train parallel reduce comm plan cost graph hw core alphabeta"
+  [cli]="calib plan cost graph hw core"
+  [cli_run]="cli calib_torch calib train parallel reduce comm plan cost graph hw core alphabeta"
 )
 status=0
 modules=0

@@ -23,6 +23,8 @@ plans() {  # plans ROOT: the installed paraxis ranks strategies, and reads an in
 check "cmake --install" cmake --install "$build" --prefix "$work/prefix"
 check "installed docs" test -s "$work/prefix/share/doc/paraxis/README.md" -a -s "$work/prefix/share/doc/paraxis/json-output.md"
 check "paraxis plan from the prefix" plans "$work/prefix"
+check "the installed planner hands config to libexec/paraxis/paraxis-run" \
+  bash -c "'$work/prefix/bin/paraxis' config | grep -q 'LibTorch [0-9]'"
 
 check "cpack -G DEB" cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/package"
 deb=$(ls "$work"/package/paraxis_*_amd64.deb 2>/dev/null | head -1)
@@ -30,6 +32,7 @@ check "the package's Depends name LibTorch and Open MPI" \
   bash -c "dpkg-deb -f '$deb' Depends | grep -q libtorch && dpkg-deb -f '$deb' Depends | grep -q libopenmpi"
 check "dpkg-deb -x into a scratch root" dpkg-deb -x "$deb" "$work/root"
 check "paraxis plan from the unpacked package" plans "$work/root/usr"
+check "the package's paraxis-run is in libexec" test -x "$work/root/usr/libexec/paraxis/paraxis-run"
 
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

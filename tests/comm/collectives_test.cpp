@@ -46,6 +46,37 @@ TEST(Collectives, ReduceScatterMatchesMpi) {
   }
 }
 
+// In place, as nccl-tests calls them (bench comm's in-place columns): allgather's input is this
+// rank's block of the output, reduce-scatter's output this rank's block of the input. Both
+// algorithms give what the out-of-place call gives (MPI's own through MPI_IN_PLACE).
+TEST(Collectives, InPlaceAllgatherAndReduceScatterMatchOutOfPlace) {
+  const Communicator comm = freshComm();
+  const int p = comm.size();
+  const auto me = static_cast<std::size_t>(comm.rank());
+  for (std::size_t count : counts(p)) {
+    for (GatherAlgorithm algorithm : {GatherAlgorithm::kRing, GatherAlgorithm::kBuiltin}) {
+      std::vector<float> mine(count);
+      for (std::size_t i = 0; i < count; ++i) mine[i] = static_cast<float>((i + me) % 7);
+      std::vector<float> gathered(count * p, -1);
+      allgather(comm, mine.data(), gathered.data(), count, DataType::kF32, {.algorithm = algorithm});
+      std::vector<float> place(count * p, -3);
+      std::copy(mine.begin(), mine.end(), place.begin() + static_cast<std::ptrdiff_t>(me * count));
+      allgather(comm, place.data() + me * count, place.data(), count, DataType::kF32, {.algorithm = algorithm});
+      ASSERT_EQ(place, gathered) << "allgather, count " << count;
+
+      std::vector<float> in(count * p);
+      for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i + me) % 13);
+      std::vector<float> reduced(count, -1);
+      reduceScatter(comm, in.data(), reduced.data(), count, DataType::kF32, {.algorithm = algorithm});
+      reduceScatter(comm, in.data(), in.data() + me * count, count, DataType::kF32, {.algorithm = algorithm});
+      ASSERT_EQ(std::vector<float>(in.begin() + static_cast<std::ptrdiff_t>(me * count),
+                                   in.begin() + static_cast<std::ptrdiff_t>((me + 1) * count)),
+                reduced)
+          << "reduce-scatter, count " << count;
+    }
+  }
+}
+
 TEST(Collectives, BroadcastFromEveryRoot) {
   const Communicator comm = freshComm();
   for (int root = 0; root < comm.size(); ++root) {

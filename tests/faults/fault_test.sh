@@ -27,7 +27,7 @@ stall() {
   done
   # This job's ranks only (other tests may run paraxis at the same time): mpirun's children.
   local launcher; launcher=$(pgrep -P "$job" | head -1)  # mpirun (or orterun) under timeout
-  local ranks; ranks=$(pgrep -P "$launcher" -x paraxis)
+  local ranks; ranks=$(pgrep -P "$launcher" -x "paraxis(-run)?")  # paraxis hands train to paraxis-run (same pid)
   local victim; victim=$(tail -1 <<<"$ranks")
   if [ -z "$victim" ]; then fail "$name: no rank to stop"; kill "$job"; wait "$job"; return; fi
   local start; start=$(date +%s.%N)

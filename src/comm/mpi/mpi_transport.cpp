@@ -164,12 +164,12 @@ class MpiTransport final : public Transport {
         checkMpi(MPI_Iallreduce(send, c.recv, asInt(c.count, "allreduce"), t, mpiOp(c.op), comm_, &r), "MPI_Iallreduce");
         break;
       case BuiltinCall::Kind::kAllgatherv:
-        checkMpi(MPI_Iallgatherv(c.send, c.sendCounts.at(0), t, c.recv, c.recvCounts.data(), c.recvDispls.data(), t,
+        checkMpi(MPI_Iallgatherv(send, c.sendCounts.at(0), t, c.recv, c.recvCounts.data(), c.recvDispls.data(), t,
                                  comm_, &r),
                  "MPI_Iallgatherv");
         break;
       case BuiltinCall::Kind::kReduceScatterv:
-        checkMpi(MPI_Ireduce_scatter(c.send, c.recv, c.recvCounts.data(), t, mpiOp(c.op), comm_, &r),
+        checkMpi(MPI_Ireduce_scatter(send, c.recv, c.recvCounts.data(), t, mpiOp(c.op), comm_, &r),
                  "MPI_Ireduce_scatter");
         break;
       case BuiltinCall::Kind::kBroadcast:

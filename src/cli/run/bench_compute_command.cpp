@@ -10,12 +10,13 @@
 #include <tuple>
 
 #include "cli/context.hpp"
-#include "cli/device_measurement.hpp"
+#include "cli/run/commands.hpp"
+#include "cli/run/device_measurement.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/ranges.hpp"
-#include "cli/run_configuration.hpp"
+#include "cli/run/run_configuration.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"

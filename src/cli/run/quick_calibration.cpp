@@ -7,7 +7,7 @@
 // (device_measurement); after it, an allreduce beside a convolution's forward and backward,
 // which gives the overlap (calib/torch/overlap_bench.hpp); and the rate of the fp16/bf16
 // wire's conversions (comm/convert_bench.hpp).
-#include "cli/quick_calibration.hpp"
+#include "cli/run/quick_calibration.hpp"
 
 #include <fmt/format.h>
 
@@ -21,10 +21,10 @@
 #include "calib/link_fit.hpp"
 #include "calib/torch/overlap_bench.hpp"
 #include "comm/convert_bench.hpp"
-#include "cli/device_measurement.hpp"
+#include "cli/run/device_measurement.hpp"
 #include "cli/json_output.hpp"
 #include "cli/model_source.hpp"
-#include "cli/run_configuration.hpp"
+#include "cli/run/run_configuration.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/bench.hpp"
 #include "comm/collectives.hpp"

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli/context.hpp"
+#include "cli/run/commands.hpp"
 #include "cli/json_output.hpp"
 #include "cli/ranges.hpp"
 #include "comm/convert_bench.hpp"

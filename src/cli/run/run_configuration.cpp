@@ -1,4 +1,4 @@
-#include "cli/run_configuration.hpp"
+#include "cli/run/run_configuration.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "cli/device_measurement.hpp"
+#include "cli/run/device_measurement.hpp"
 
 #include <fmt/format.h>
 

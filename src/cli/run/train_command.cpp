@@ -14,13 +14,15 @@
 #include <thread>
 
 #include "cli/context.hpp"
+#include "cli/run/commands.hpp"
 #include "cli/gradient_comm_options.hpp"
 #include "cli/json_output.hpp"
+#include "cli/runtime.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "calib/torch/compute_bench.hpp"
 #include "cli/ranges.hpp"
-#include "cli/run_configuration.hpp"
+#include "cli/run/run_configuration.hpp"
 #include "comm/collectives.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/world.hpp"
@@ -286,7 +288,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
 void addTrainCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   o->model = "lenet";
-  CLI::App* c = app.add_subcommand("train", "Data-parallel and spatial training on LibTorch (run under mpirun for several ranks)");
+  CLI::App* c = app.add_subcommand("train", runtimeCommandDescription("train"));
   addModelOptions(*c, *o, "default lenet");
   CLI::Option* plan =
       c->add_option("--plan", o->plan, "strategy file from 'paraxis plan --emit' (grid, batch and gradient settings)");

@@ -6,7 +6,9 @@
 #include <ostream>
 
 #include "cli/context.hpp"
+#include "cli/run/commands.hpp"
 #include "cli/json_output.hpp"
+#include "cli/runtime.hpp"
 #include "core/table.hpp"
 #include "train/torch_runtime.hpp"
 
@@ -14,7 +16,7 @@ namespace paraxis::cli {
 
 void addConfigCommand(CLI::App& app, Context& context) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* config = app.add_subcommand("config", "List the run-time knobs (set them as PARAXIS_<NAME>)");
+  CLI::App* config = app.add_subcommand("config", runtimeCommandDescription("config"));
   config->add_flag("--json", *json, "print JSON");
   config->callback([json, &context] {
     // Applies the threads knob the way `train` will, so the listing shows its effect.
@@ -46,16 +48,5 @@ void addConfigCommand(CLI::App& app, Context& context) {
   });
 }
 
-void addCommands(CLI::App& app, Context& context) {
-  addPlanCommand(app, context);
-  addPlaceCommand(app, context);
-  addTrainCommand(app, context);
-  addValidateCommand(app, context);
-  addCalibrateCommand(app, context);
-  addModelsCommand(app, context);
-  addClustersCommand(app, context);
-  addConfigCommand(app, context);
-  addBenchCommand(app, context);
-}
 
 }  // namespace paraxis::cli

@@ -1,0 +1,42 @@
+// paraxis-run: every command, with LibTorch and MPI. `paraxis` hands the commands that need
+// them to this executable (cli/runtime.hpp); it can also be run directly.
+#include <string>
+
+#include "cli/entry.hpp"
+#include "cli/run/commands.hpp"
+#include "cli/run/quick_calibration.hpp"
+#include "cli/runtime.hpp"
+#include "comm/convert.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+class FullRuntime final : public paraxis::cli::Runtime {
+ public:
+  void configure(const paraxis::Knobs& knobs) const override {
+    using namespace paraxis;
+    if (const std::string path = knobs.getString("wire_conversion_path"); path != "auto") {
+      comm::chooseConvertPath(comm::convertPathNamed(path, "PARAXIS_WIRE_CONVERSION_PATH"));
+    }
+  }
+
+  void addCommand(const std::string& name, CLI::App& app, paraxis::cli::Context& context) const override {
+    using namespace paraxis::cli;
+    if (name == "train") return addTrainCommand(app, context);
+    if (name == "config") return addConfigCommand(app, context);
+    if (name == "bench") return addBenchCommand(app, context);
+    throw paraxis::Error("internal: '" + name + "' is not a command of paraxis-run");
+  }
+
+  void quickCalibration(const paraxis::cli::QuickCalibration& options, const CLI::App& command,
+                        paraxis::cli::Context& context) const override {
+    paraxis::cli::runQuickCalibration(options, command, context);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const FullRuntime runtime;
+  return paraxis::cli::commandMain(argc, argv, &runtime);
+}
