@@ -15,6 +15,7 @@ packages=(
   libglpk-dev
   dpkg-dev fakeroot
   pybind11-dev python3-dev
+  chromium python3-pil
 )
 
 missing=()

@@ -31,6 +31,7 @@ void addPlanCommand(CLI::App& app, Context& context);
 void addValidateCommand(CLI::App& app, Context& context);
 void addCalibrateCommand(CLI::App& app, Context& context);
 void addPlaceCommand(CLI::App& app, Context& context);
+void addReportCommand(CLI::App& app, Context& context);
 // Every command above and the runtime's (runtime.hpp), in the order --help lists them.
 void addCommands(CLI::App& app, Context& context);
 

@@ -12,6 +12,7 @@
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/plan_report.hpp"
+#include "cli/report_charts.hpp"
 #include "cli/ranges.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -40,6 +41,7 @@ struct Options : ModelSource {
   bool json = false;
   bool csv = false;
   std::string emit;
+  std::string plot;  // an SVG of samples/s by GPUs per strategy
   bool explain = false;
   std::string variant = "default";
   double sampleSeconds = 0;
@@ -219,7 +221,25 @@ plan::Strategy emitted(const plan::Estimate& best) {
   return s;
 }
 
+// What --json prints, and what --plot draws from.
+nlohmann::json planDocument(const graph::Model& model, const hw::Cluster& cluster, const plan::PlanInputs& in,
+                            const std::vector<plan::Estimate>& estimates) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& e : estimates) rows.push_back(plan::estimateJson(e));
+  return {{"model", model.name()},
+          {"cluster", cluster.name},
+          {"dataset", {{"name", in.dataset}, {"samples", in.datasetSamples}}},
+          {"estimates", rows}};
+}
+
+void writePlot(const Options& o, const nlohmann::json& document) {
+  writeFileAtomically(o.plot, svgDocument(renderChart(planThroughputChart(document))), "--plot");
+  std::cerr << fmt::format("wrote the chart of samples/s by GPUs per strategy to {}\n", o.plot);
+}
+
 void run(const Options& o, Context& context) {
+  requireWritableDirectory(o.emit, "--emit");
+  requireWritableDirectory(o.plot, "--plot");
   const graph::Model model = loadModel(o);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const plan::PlanInputs in = inputs(o, model, cluster);
@@ -235,6 +255,7 @@ void run(const Options& o, Context& context) {
     throw InfeasibleError(fmt::format("{} on {} GPUs: {}", estimates.front().strategy.name, gpus,
                                       estimates.front().infeasibleReason));
   }
+  if (!o.plot.empty()) writePlot(o, planDocument(model, cluster, in, estimates));
   if (o.top > 0 && static_cast<int>(estimates.size()) > o.top) estimates.resize(o.top);
   if (!o.emit.empty()) {
     writeFileAtomically(o.emit, jsonText(plan::strategyJson(emitted(estimates.front()))), "--emit");
@@ -242,13 +263,7 @@ void run(const Options& o, Context& context) {
     sayEmitted(o, fmt::format("strategy #1, {} on grid {}", best.name, best.grid.str()));
   }
   if (o.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& e : estimates) rows.push_back(plan::estimateJson(e));
-    printJson({{"model", model.name()},
-               {"cluster", cluster.name},
-               {"dataset", {{"name", in.dataset}, {"samples", in.datasetSamples}}},
-               {"estimates", rows}},
-              context);
+    printJson(planDocument(model, cluster, in, estimates), context);
   } else if (o.csv) {
     printPlanCsv(estimates, context.out);
   } else {
@@ -282,6 +297,7 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--top", o->top, "show the best K rows")->check(within(0, 1e9));
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->add_flag("--csv", o->csv, "print CSV");
+  c->add_option("--plot", o->plot, "write an SVG chart of samples/s by GPUs per strategy (every estimate, before --top)");
   c->add_option("--emit", o->emit, "write the best strategy as JSON for 'train --plan' (docs/strategy-json.md)");
   c->add_flag("--explain", o->explain, "print every term of the best row with units");
   c->add_option("--model-variant", o->variant, "default, or paradl (ParaDL's published equations)");

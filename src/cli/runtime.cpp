@@ -71,6 +71,7 @@ void addCommands(CLI::App& app, Context& context) {
   addRuntimeCommand("train", app, context);
   addValidateCommand(app, context);
   addCalibrateCommand(app, context);
+  addReportCommand(app, context);
   addModelsCommand(app, context);
   addClustersCommand(app, context);
   addRuntimeCommand("config", app, context);
