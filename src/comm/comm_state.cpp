@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "core/units.hpp"
 
 namespace paraxis::comm::detail {
@@ -103,6 +104,7 @@ Work CommState::submit(const CallInfo& info, OpFunction fn) {
 
 void CommState::workerLoop() {
   const std::shared_ptr<std::atomic<bool>> alive = alive_;
+  trace::nameThread("comm progress");
   while (true) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return (!queue_.empty() && !running_) || (stopping_ && queue_.empty()); });
@@ -140,6 +142,8 @@ void CommState::execute(const Task& task) {
     }
   }
   OpContext context(*this, task.info, task.sequence);
+  const trace::Span span("comm", trace::enabled() ? fmt::format("{} {}", operationName(task.info.op), task.info.algorithm) : "",
+                         static_cast<std::int64_t>(task.info.bytes));
   try {
     if (options_.verify && isCollective(task.info.op) && transport_->size() > 1) verify(context);
     task.fn(context);

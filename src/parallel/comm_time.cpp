@@ -1,5 +1,7 @@
 #include "parallel/comm_time.hpp"
 
+#include "core/trace.hpp"
+
 namespace paraxis::parallel {
 namespace {
 
@@ -9,7 +11,12 @@ thread_local CommTimes* tSink = nullptr;
 
 void setCommTimeSink(CommTimes* sink) { tSink = sink; }
 
-void addCommTime(CommKind kind, double seconds) {
+void addCommTime(CommKind kind, std::chrono::steady_clock::time_point start) {
+  const auto end = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(end - start).count();
+  static constexpr const char* kNames[] = {"halo", "shuffle", "layer_collectives"};
+  const char* name = kNames[static_cast<int>(kind)];
+  trace::complete(name, name, start, end);
   if (tSink == nullptr) return;
   switch (kind) {
     case CommKind::kHalo: tSink->halo += seconds; break;

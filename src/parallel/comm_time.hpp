@@ -3,6 +3,8 @@
 // exchanges of windowed layers, shuffles between distributions, and the small collectives of
 // batch-norm and global pooling over a spatial group (layer collectives). A thread sets a sink;
 // the layers, forward and backward (autograd runs CPU graphs on the calling thread), add to it.
+#include <chrono>
+
 namespace paraxis::parallel {
 
 enum class CommKind { kHalo, kShuffle, kCollective };
@@ -16,6 +18,7 @@ struct CommTimes {
 
 // The sink of this thread (null: not counted). The caller keeps it alive while it is set.
 void setCommTimeSink(CommTimes* sink);
-void addCommTime(CommKind kind, double seconds);
+// Adds the time from `start` to now under `kind` (and, when tracing, the interval itself).
+void addCommTime(CommKind kind, std::chrono::steady_clock::time_point start);
 
 }  // namespace paraxis::parallel

@@ -62,7 +62,7 @@ Slabs exchangeAround(const SpatialSplit& split, const torch::Tensor& toLower, co
   work();
   const auto start = Clock::now();
   Slabs slabs = pending.get();
-  addCommTime(CommKind::kHalo, std::chrono::duration<double>(Clock::now() - start).count());
+  addCommTime(CommKind::kHalo, start);
   return slabs;
 }
 

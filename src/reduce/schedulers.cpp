@@ -7,6 +7,7 @@
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 
 namespace paraxis::reduce {
 namespace {
@@ -123,6 +124,7 @@ class FifoScheduler final : public Scheduler {
   }
 
   void negotiationLoop() {
+    trace::nameThread("gradient negotiation");
     try {
       std::vector<std::uint8_t> ready(core_.groups.size());
       while (true) {
@@ -274,6 +276,7 @@ class PriorityScheduler final : public Scheduler {
   }
 
   void loop() {
+    trace::nameThread("gradient reduction (priority)", true);
     const int count = static_cast<int>(core_.groups.size());
     Progress p{std::vector<std::uint8_t>(count, 0), std::vector<std::int64_t>(count, 0), false, count};
     try {
@@ -338,6 +341,7 @@ class InOrderScheduler final : public Scheduler {
   }
 
   void loop() {
+    trace::nameThread("gradient reduction (after backward)", true);
     try {
       for (int index = 0; index < static_cast<int>(core_.groups.size()); ++index) {
         {

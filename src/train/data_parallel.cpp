@@ -3,13 +3,20 @@
 #include <chrono>
 
 #include "core/check.hpp"
+#include "core/trace.hpp"
 
 namespace paraxis::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+// Seconds since `start`; the interval goes into the trace (when on) under `category`, the
+// breakdown's name for it, so that the trace's times are the breakdown's own.
+double traced(const char* category, Clock::time_point start) {
+  const auto end = Clock::now();
+  trace::complete(category, category, start, end);
+  return std::chrono::duration<double>(end - start).count();
+}
 
 }  // namespace
 
@@ -58,7 +65,7 @@ void DataParallelStep::update(int group, double lr) {
     for (int i : engine_->groupOf(group)) {
       if (!torch::isfinite(parameters_[i].grad()).all().item<bool>()) {
         ++skipped_;
-        updating_ += since(begin);
+        updating_ += traced("update", begin);
         return;
       }
     }
@@ -73,13 +80,13 @@ void DataParallelStep::update(int group, double lr) {
     }
     p.sub_(g, lr);
   }
-  updating_ += since(begin);
+  updating_ += traced("update", begin);
 }
 
 void DataParallelStep::completeGroup(int group) {
   const auto begin = Clock::now();
   engine_->awaitGroup(group);
-  waiting_ += since(begin);
+  waiting_ += traced("gradient_exposed", begin);
   pending_[group] = 0;
   update(group, pendingLr_);
 }
@@ -102,11 +109,11 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
     const std::vector<torch::Tensor> outputs = executor_->run(inputs);
     const torch::Tensor loss = executor_->loss(outputs, targets);
     synchronize();  // groups of weights the forward did not reach
-    times_.forward = since(start) - waiting_ - updating_;
+    times_.forward = traced("forward", start) - waiting_ - updating_;
     engine_->beginStep();
     start = Clock::now();
     loss.backward();
-    times_.backward = since(start);
+    times_.backward = traced("backward", start);
     value = loss.item<double>();
   }
   const double carriedWaiting = waiting_;
@@ -125,7 +132,9 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
     // Each group's parameters are updated the moment its reduction lands, while the later
     // groups are still on the wire.
     updating_ = 0;
+    const auto finishing = Clock::now();
     engine_->finishStep([&](int group) { update(group, lr); });
+    traced("gradient_exposed", finishing);  // holds the updates, which the breakdown counts apart
     times_.exposedCommunication = engine_->exposedSeconds();
     times_.totalCommunication = engine_->totalSeconds();
     times_.update = updating_;
@@ -139,7 +148,9 @@ bool DataParallelStep::scheduledPass(const torch::Tensor& inputs, const torch::T
   // start while its forwards are still running.
   synchronize();
   engine_->beginStep();
+  const auto start = Clock::now();
   const BatchExecutor::Pass pass = executor_->forwardBackward(inputs, targets, *engine_);
+  traced("pipeline_pass", start);  // forwards and backwards of the micro-batches, interleaved
   *loss = pass.loss;
   times_.forward = pass.forwardSeconds;
   times_.backward = pass.backwardSeconds;

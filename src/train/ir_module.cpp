@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 
 namespace paraxis::train {
 namespace {
@@ -192,6 +193,7 @@ std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
   outputs[0] = channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
   for (int i = 1; i < model_.size(); ++i) {
     if (beforeLayer_) beforeLayer_(i);
+    const trace::Span span("layer", trace::enabled() ? model_.layer(i).name : std::string());
     outputs[i] = apply(i, outputs);
   }
   return outputs;

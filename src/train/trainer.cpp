@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <numbers>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "comm/collectives.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "hw/presets.hpp"
 #include "plan/pipeline_schedule.hpp"
 #include "train/allocation_peak.hpp"
@@ -255,6 +257,7 @@ class Trainer {
     for (int epoch = static_cast<int>(done_ / perEpoch_); epoch < epochs && done_ < total_; ++epoch) runEpoch(epoch);
     dp_.synchronize();
     if (!o_.weightsOut.empty()) writeWeights();
+    if (!o_.trace.empty()) writeTrace();
     return finishReport();
   }
 
@@ -277,6 +280,7 @@ class Trainer {
       if (lead_ && !o_.quiet && progressDue()) printProgress(epoch, lossSum / static_cast<double>(steps + 1));
     }
     dp_.synchronize();
+    const trace::Span evaluation("evaluate", fmt::format("epoch {} test", epoch + 1));
     const auto [testLoss, accuracy] = evaluate(dp_.net(), dp_.executor(), data_.test, comm_, replica_, grid_.data);
     const EpochReport e{epoch + 1, lossSum / static_cast<double>(std::max<std::int64_t>(1, steps)), testLoss, accuracy,
                         std::chrono::duration<double>(Clock::now() - epochStart).count()};
@@ -293,11 +297,15 @@ class Trainer {
   // Iteration `it` of the epoch: load the batch, step, and add its times past the warm-up
   // (the first iterations touch fresh memory and warm caches). Returns the local loss.
   double step(int epoch, std::int64_t it, const torch::Tensor& index) {
+    const bool measured = done_ - resumedAt_ >= kWarmupIterations;
+    const trace::Span span("step", fmt::format("iteration {}{}", done_ + 1, measured ? "" : " (warm-up)"));
     const auto start = Clock::now();
     const torch::Tensor idx = index.narrow(0, it * o_.batchPerRank, o_.batchPerRank);
     const torch::Tensor x = data_.train.images.index_select(0, idx);
     const torch::Tensor y = data_.train.labels.index_select(0, idx);
-    const double loading = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto loaded = Clock::now();
+    trace::complete("data_loading", "data_loading", start, loaded);
+    const double loading = std::chrono::duration<double>(loaded - start).count();
     const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch_);
     double loss = 0;
     {
@@ -307,7 +315,7 @@ class Trainer {
     }
     loss = dp_.executor().replicaLoss(loss);
     stopIfDiverged(loss);
-    if (done_ - resumedAt_ >= kWarmupIterations) {
+    if (measured) {
       const StepTimes& st = dp_.times();
       const BatchExecutor::LayerComm layers = dp_.executor().layerComm();
       plan::TimeBreakdown& t = report_.time;
@@ -380,6 +388,30 @@ class Trainer {
       bytes.append(reinterpret_cast<const char*>(c.data_ptr<float>()), c.numel() * sizeof(float));
     }
     writeFileAtomically(o_.weightsOut, bytes, "--weights-out");
+  }
+
+  // Every rank's timeline into one file (a process per rank), written by rank 0: the ranks'
+  // texts gathered as 8-byte words, each padded to the longest.
+  void writeTrace() {
+    const std::string mine = trace::eventsJson(comm_.rank(), fmt::format("rank {}", comm_.rank()));
+    std::int64_t length = static_cast<std::int64_t>(mine.size());
+    std::int64_t longest = length;
+    comm::allreduce(comm_, &length, &longest, 1, comm::DataType::kI64, {.op = comm::ReduceOp::kMax});
+    const std::size_t words = (static_cast<std::size_t>(longest) + 15) / 8;  // a word for the length
+    std::vector<std::uint64_t> send(words, 0);
+    send[0] = static_cast<std::uint64_t>(length);
+    std::memcpy(send.data() + 1, mine.data(), mine.size());
+    std::vector<std::uint64_t> all(words * static_cast<std::size_t>(comm_.size()));
+    comm::allgather(comm_, send.data(), all.data(), words, comm::DataType::kU64);
+    if (!lead_) return;
+    std::string text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
+    for (int r = 0; r < comm_.size(); ++r) {
+      const std::uint64_t* block = all.data() + words * static_cast<std::size_t>(r);
+      const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(block[0], (words - 1) * 8));
+      text += r > 0 ? "," : "";
+      text.append(reinterpret_cast<const char*>(block + 1), length);
+    }
+    writeFileAtomically(o_.trace, text + "]}\n", "--trace");
   }
 
   TrainReport finishReport() {

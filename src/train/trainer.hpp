@@ -62,6 +62,7 @@ struct TrainOptions {
   std::int64_t checkpointEvery = 0;  // iterations between checkpoints
   std::string resumeDir;            // continue from the latest checkpoint here
   std::string weightsOut;           // rank 0 writes the final parameters (raw f32) here
+  std::string trace;                // rank 0 writes every rank's timeline here (Chrome trace events); trace::enable() first
   // "option=value" lines a checkpoint records and a resume must match (cli's run configuration).
   std::string configuration;
 };

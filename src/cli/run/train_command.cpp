@@ -28,6 +28,7 @@
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "core/units.hpp"
 #include "hw/presets.hpp"
 #include "plan/milp.hpp"
@@ -188,7 +189,7 @@ void measureLayerTimes(const comm::Communicator& world, const graph::Model& mode
 // Options that may change between a checkpoint and its resume: how long to train and where
 // the outputs go.
 const std::set<std::string> kFreeOnResume{"--epochs", "--iterations", "--checkpoint", "--checkpoint-every", "--resume",
-                                          "--weights-out", "--report", "--json", "--quiet", "--threads"};
+                                          "--weights-out", "--report", "--json", "--quiet", "--threads", "--trace"};
 
 // The options that name a choice: each checked against its list (one line naming the option)
 // and set into the training options.
@@ -227,6 +228,11 @@ void run(Options& o, const CLI::App& command, Context& context) {
     throw ConfigError("--negotiation: centralized is modelled by plan but not run by train: use none or decentralized");
   }
   requireWritableDirectory(o.report, "--report");
+  requireWritableDirectory(o.train.trace, "--trace");
+  if (!o.train.trace.empty()) {
+    trace::enable();  // before the communicator's threads start, so that they carry their names
+    trace::nameThread("main");
+  }
   if (o.json) o.train.quiet = true;  // stdout carries the JSON document alone
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
@@ -342,6 +348,8 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--checkpoint-every", o->train.checkpointEvery, "iterations between checkpoints")->check(within(1, 1e12));
   c->add_option("--resume", o->train.resumeDir, "continue from the latest checkpoint in this directory");
   c->add_option("--weights-out", o->train.weightsOut, "rank 0 writes the final parameters (raw f32) here");
+  c->add_option("--trace", o->train.trace,
+                "write every rank's timeline here: Chrome trace events for Perfetto or chrome://tracing (docs/trace.md)");
   c->add_option("--report", o->report, "write the report (the oracle's breakdown, docs/json-output.md) as JSON here");
   c->add_flag("--json", o->json, "print the report as JSON on stdout (rank 0), instead of the summary line");
   c->callback([o, c, &context] { run(*o, *c, context); });
