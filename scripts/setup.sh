@@ -16,6 +16,7 @@ packages=(
   dpkg-dev fakeroot
   pybind11-dev python3-dev
   chromium python3-pil
+  libonnx-dev
 )
 
 missing=()

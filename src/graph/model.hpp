@@ -59,6 +59,7 @@ class ModelBuilder {
 
   int input() const { return 0; }
   const TensorShape& shapeOf(int layer) const { return model_.layers_.at(layer).output; }
+  LayerKind kindOf(int layer) const { return model_.layers_.at(layer).kind; }
 
   // Adds a layer fed by `inputs`, infers its shape and counts; returns its index.
   int add(std::string name, LayerKind kind, LayerAttrs attrs, std::vector<int> inputs);

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/yaml_value.hpp"
+#include "graph/onnx_loader.hpp"
 
 namespace paraxis::graph {
 namespace {
@@ -162,6 +163,7 @@ Model buildFrom(const YamlValue& root) {
 }  // namespace
 
 Model loadModelFile(const std::string& path) {
+  if (path.ends_with(".onnx")) return loadOnnxModel(path);
   try {
     return buildFrom(loadYamlFile(path));
   } catch (const YAML::Exception& e) {
