@@ -127,6 +127,24 @@ int conv(Reader& r, const onnx::NodeProto& n) {
   return r.builder->conv(r.nameOf(n), x, a);
 }
 
+// ConvTranspose's weight is [input channels, output channels per group, kernel...].
+int deconv(Reader& r, const onnx::NodeProto& n) {
+  const Dims64& w = r.weight(n, 1);
+  if (w.size() < 3) throw ConfigError(r.fail(n, "expected a weight of rank 3 to 5"));
+  if (attribute(n, "output_shape") != nullptr) throw ConfigError(r.fail(n, "output_shape: give pads and output_padding"));
+  const std::size_t axes = w.size() - 2;
+  ConvAttrs a;
+  a.groups = integer(n, "group", 1);
+  a.filters = w[1] * a.groups;
+  a.kernel = ints(n, "kernel_shape", Dims64(w.begin() + 2, w.end()));
+  a.stride = ints(n, "strides", Dims64(axes, 1));
+  a.padding = symmetricPads(r, n, axes);
+  a.dilation = ints(n, "dilations", Dims64(axes, 1));
+  a.outputPadding = ints(n, "output_padding", Dims64(axes, 0));
+  a.bias = n.input_size() > 2 && !n.input(2).empty();
+  return r.builder->deconv(r.nameOf(n), r.layer(n, 0), a);
+}
+
 int pool(Reader& r, const onnx::NodeProto& n, bool max) {
   const Dims64 kernel = ints(n, "kernel_shape", {});
   if (kernel.empty()) throw ConfigError(r.fail(n, "expected kernel_shape"));
@@ -216,6 +234,7 @@ int mapNode(Reader& r, const onnx::NodeProto& n) {
   if (op == "Identity") return r.layer(n, 0);
   if (op == "Pad") return pad(r, n);
   if (op == "Conv") return conv(r, n);
+  if (op == "ConvTranspose") return deconv(r, n);
   if (op == "MaxPool") return pool(r, n, true);
   if (op == "AveragePool") return pool(r, n, false);
   if (op == "GlobalAveragePool") return r.builder->globalAvgPool(r.nameOf(n), r.layer(n, 0));
@@ -277,7 +296,7 @@ TensorShape dataShape(const Reader& r, const onnx::GraphProto& g, std::string* n
 }  // namespace
 
 const char* onnxOperators() {
-  return "Conv, MaxPool, AveragePool, GlobalAveragePool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, "
+  return "Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, "
          "Add, Sum, Concat, Flatten, Gemm, Dropout, Softmax, LogSoftmax, Identity, Constant, and a zero Pad before a "
          "convolution or pooling";
 }

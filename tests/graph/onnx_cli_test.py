@@ -30,6 +30,16 @@ def expect(what, ok, detail=""):
         print(f"FAIL: {what}: {detail}")
 
 
+class Decoder(torch.nn.Module):  # a transposed convolution (U-Net decoders, mesh-fcn)
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+
+    def forward(self, x):
+        return self.up(torch.relu(self.down(x)))
+
+
 class Small(torch.nn.Module):
     def __init__(self, doubled=False):
         super().__init__()
@@ -61,6 +71,17 @@ with tempfile.TemporaryDirectory() as work:
     r = run("train", "--model", small, "--iterations", "2", "--synthetic-samples", "16", "--batch-per-rank", "4",
             "--threads", "1", "--quiet", "--json")
     expect("train --model small.onnx", r.returncode == 0 and '"model"' in r.stdout, r.stderr[-300:])
+
+    decoder = os.path.join(work, "decoder.onnx")
+    export(Decoder(), decoder)
+    r = run("models", "show", decoder, "--json")
+    ok = r.returncode == 0
+    if ok:
+        import json
+        layers = {l["kind"]: l for l in json.loads(r.stdout)["layers"]}
+        up = layers.get("deconv", {})
+        ok = up.get("output") == [4, 32, 32] and up.get("params") == 8 * 2 * 9 + 4
+    expect("ConvTranspose: a deconv of the torch layer's shape and parameters", ok, r.stdout[-400:] + r.stderr)
 
     doubled = os.path.join(work, "doubled.onnx")
     export(Small(doubled=True), doubled)
