@@ -1,6 +1,9 @@
 #include "comm/posted.hpp"
 
+#include <fmt/format.h>
+
 #include "comm/comm_state.hpp"
+#include "core/trace.hpp"
 
 namespace paraxis::comm {
 
@@ -39,7 +42,15 @@ void Posted::release() {
 
 void Posted::finish() {
   done_ = true;
-  seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - posted_).count();
+  const auto now = std::chrono::steady_clock::now();
+  seconds_ = std::chrono::duration<double>(now - posted_).count();
+  if (trace::enabled() && context_) {
+    // Posting to completion, while the thread computes: on a row of its own.
+    const CallInfo& info = context_->info();
+    trace::completeOnRow("point-to-point", "p2p",
+                         fmt::format("{} {}", info.op == Operation::kSend ? "send to" : "receive from", info.root), posted_,
+                         now, static_cast<std::int64_t>(info.bytes));
+  }
 }
 
 bool Posted::test() {

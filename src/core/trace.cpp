@@ -104,6 +104,22 @@ void complete(const char* category, std::string name, Clock::time_point start, C
   r.events.push_back({category, std::move(name), start, end, bytes, id});
 }
 
+void completeOnRow(const std::string& row, const char* category, std::string name, Clock::time_point start,
+                   Clock::time_point end, std::int64_t bytes) {
+  if (!enabled()) return;
+  Recorder& r = recorder();
+  std::lock_guard lock(r.mutex);
+  int id = -1;
+  for (const auto& [rowId, rowName] : r.threadNames) {
+    if (rowName == row) id = rowId;
+  }
+  if (id < 0) {
+    id = r.nextThread++;
+    r.threadNames.emplace(id, row);
+  }
+  r.events.push_back({category, std::move(name), start, end, bytes, id});
+}
+
 Span::Span(const char* category, std::string name, std::int64_t bytes)
     : category_(category), name_(std::move(name)), bytes_(bytes), on_(enabled()) {
   if (on_) start_ = Clock::now();

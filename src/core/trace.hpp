@@ -27,6 +27,11 @@ void nameThread(const std::string& name, bool shareRow = false);
 void complete(const char* category, std::string name, Clock::time_point start, Clock::time_point end,
               std::int64_t bytes = -1);
 
+// An interval on a row of its own named `row` (not a thread: intervals computed after the
+// fact, such as each layer's share of one autograd call); rows with one name are one row.
+void completeOnRow(const std::string& row, const char* category, std::string name, Clock::time_point start,
+                   Clock::time_point end, std::int64_t bytes = -1);
+
 // Records [construction, destruction) of the calling thread, when enabled at construction.
 class Span {
  public:

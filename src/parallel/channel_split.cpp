@@ -121,7 +121,7 @@ torch::Tensor sumOverGroup(const ChannelSplit& split, const torch::Tensor& x) {
   torch::Tensor sum = torch::empty_like(in, torch::MemoryFormat::Contiguous);
   const auto start = std::chrono::steady_clock::now();
   comm::allreduce(split.comm, in.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
-  addCommTime(CommKind::kCollective, start);
+  addCommTime(CommKind::kCollective, start, static_cast<std::int64_t>(sum.numel() * sum.element_size()));
   return sum;
 }
 

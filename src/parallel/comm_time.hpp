@@ -4,6 +4,7 @@
 // batch-norm and global pooling over a spatial group (layer collectives). A thread sets a sink;
 // the layers, forward and backward (autograd runs CPU graphs on the calling thread), add to it.
 #include <chrono>
+#include <cstdint>
 
 namespace paraxis::parallel {
 
@@ -18,7 +19,8 @@ struct CommTimes {
 
 // The sink of this thread (null: not counted). The caller keeps it alive while it is set.
 void setCommTimeSink(CommTimes* sink);
-// Adds the time from `start` to now under `kind` (and, when tracing, the interval itself).
-void addCommTime(CommKind kind, std::chrono::steady_clock::time_point start);
+// Adds the time from `start` to now under `kind` (and, when tracing, the interval itself, with
+// the bytes this rank sent and received; < 0: not known).
+void addCommTime(CommKind kind, std::chrono::steady_clock::time_point start, std::int64_t bytes = -1);
 
 }  // namespace paraxis::parallel

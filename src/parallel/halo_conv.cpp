@@ -26,6 +26,7 @@ int splitDimension(const SpatialSplit& split) {
 
 struct Slabs {
   torch::Tensor fromLower, fromUpper;  // zeros at the global edge
+  std::int64_t bytes = 0;              // sent and received
 };
 
 // Sends `toLower` to the lower neighbour along the split and `toUpper` to the upper one (one
@@ -48,7 +49,8 @@ Slabs swapSlabs(const comm::Communicator& comm, const torch::Tensor& toLower, co
   const torch::Tensor send = parts.empty() ? torch::empty({0}, toLower.options()) : torch::cat(parts);
   torch::Tensor recv = torch::empty_like(send);
   comm::alltoallv(comm, send.data_ptr(), counts, displs, recv.data_ptr(), counts, displs, commTypeOf(send));
-  Slabs out{torch::zeros_like(toLower, c10::MemoryFormat::Contiguous), torch::zeros_like(toUpper, c10::MemoryFormat::Contiguous)};
+  Slabs out{torch::zeros_like(toLower, c10::MemoryFormat::Contiguous), torch::zeros_like(toUpper, c10::MemoryFormat::Contiguous),
+            2 * send.numel() * send.element_size()};
   if (lower >= 0) out.fromLower = recv.narrow(0, 0, static_cast<std::int64_t>(slab)).view(toLower.sizes());
   if (upper >= 0) out.fromUpper = recv.narrow(0, static_cast<std::int64_t>(displs[upper]), static_cast<std::int64_t>(slab)).view(toUpper.sizes());
   return out;
@@ -62,7 +64,7 @@ Slabs exchangeAround(const SpatialSplit& split, const torch::Tensor& toLower, co
   work();
   const auto start = Clock::now();
   Slabs slabs = pending.get();
-  addCommTime(CommKind::kHalo, start);
+  addCommTime(CommKind::kHalo, start, slabs.bytes);
   return slabs;
 }
 

@@ -109,7 +109,9 @@ torch::Tensor allToAll(const comm::Communicator& comm, const torch::Tensor& send
   torch::Tensor recv = torch::empty({static_cast<std::int64_t>(total)}, send.options());
   comm::alltoallv(comm, send.data_ptr(), sendCounts, displacementsOf(sendCounts), recv.data_ptr(), recvCounts,
                   displacementsOf(recvCounts), commTypeOf(send));
-  addCommTime(kind, start);
+  std::size_t sent = 0;
+  for (std::size_t c : sendCounts) sent += c;
+  addCommTime(kind, start, static_cast<std::int64_t>((sent + total) * send.element_size()));
   return recv;
 }
 

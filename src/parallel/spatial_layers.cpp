@@ -19,7 +19,7 @@ using torch::autograd::variable_list;
 void groupAllreduce(const comm::Communicator& comm, void* data, std::size_t count, comm::DataType type) {
   const auto start = std::chrono::steady_clock::now();
   comm::allreduce(comm, data, data, count, type);
-  addCommTime(CommKind::kCollective, start);
+  addCommTime(CommKind::kCollective, start, static_cast<std::int64_t>(count * comm::elementSize(type)));
 }
 
 // Rank q's share of whole samples of a [N, ...] tensor (or `samples` instead of its share).

@@ -113,7 +113,10 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
     engine_->beginStep();
     start = Clock::now();
     loss.backward();
-    times_.backward = traced("backward", start);
+    const auto finished = Clock::now();
+    trace::complete("backward", "backward", start, finished);
+    times_.backward = std::chrono::duration<double>(finished - start).count();
+    net_->traceLayerBackward(finished);
     value = loss.item<double>();
   }
   const double carriedWaiting = waiting_;

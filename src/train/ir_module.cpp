@@ -191,12 +191,30 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
 std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
   std::vector<torch::Tensor> outputs(model_.size());
   outputs[0] = channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
+  const bool timed = trace::enabled() && is_training() && torch::GradMode::is_enabled();
+  if (timed) gradReady_.assign(model_.size(), {});
   for (int i = 1; i < model_.size(); ++i) {
     if (beforeLayer_) beforeLayer_(i);
-    const trace::Span span("layer", trace::enabled() ? model_.layer(i).name : std::string());
+    const trace::Span span("layer", timed ? model_.layer(i).name : std::string());
     outputs[i] = apply(i, outputs);
+    if (timed && outputs[i].requires_grad()) {
+      outputs[i].register_hook([this, i](const torch::Tensor&) { gradReady_[i] = std::chrono::steady_clock::now(); });
+    }
   }
   return outputs;
+}
+
+void IrNetImpl::traceLayerBackward(std::chrono::steady_clock::time_point end) const {
+  if (!trace::enabled() || gradReady_.size() != static_cast<std::size_t>(model_.size())) return;
+  const std::chrono::steady_clock::time_point never{};
+  for (int i = 1; i < model_.size(); ++i) {
+    if (gradReady_[i] == never) continue;  // no gradient reached it (a layer after the losses, frozen)
+    auto finish = end;
+    for (int input : model_.layer(i).inputs) {
+      if (input > 0 && gradReady_[input] != never && gradReady_[input] >= gradReady_[i]) finish = std::min(finish, gradReady_[input]);
+    }
+    trace::completeOnRow("backward by layer", "layer_backward", model_.layer(i).name, gradReady_[i], finish);
+  }
 }
 
 std::vector<torch::Tensor> IrNetImpl::layerParameters(int index) const {

@@ -4,6 +4,8 @@
 // the rest, executed over the DAG in topological order. Torch TUs only.
 #include <torch/torch.h>
 
+#include <chrono>
+
 #include <functional>
 #include <vector>
 
@@ -43,6 +45,11 @@ class IrNetImpl : public torch::nn::Module {
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // Layer `index` overwrites its first input (an in-place ReLU or Add).
   bool overwritesInput(int index) const { return inPlace_.at(index) != 0; }
+  // With tracing on (core/trace.hpp), each layer's backward of the last run() as an interval on
+  // the row "backward by layer": from its output's gradient being complete to its first input's
+  // (the backward's end for the data). Where an input feeds several layers the interval ends
+  // when all of them are done, so intervals of parallel branches overlap.
+  void traceLayerBackward(std::chrono::steady_clock::time_point end) const;
   // The torch module of layer `index` (null for functional layers).
   std::shared_ptr<torch::nn::Module> layerModule(int index) const {
     return layers_.at(index).is_empty() ? nullptr : layers_[index].ptr();
@@ -56,6 +63,7 @@ class IrNetImpl : public torch::nn::Module {
   std::vector<std::uint8_t> inPlace_;  // per layer: overwrites its first input
   bool channelsLast_ = false;
   std::function<void(int)> beforeLayer_;
+  std::vector<std::chrono::steady_clock::time_point> gradReady_;  // per layer, while tracing: its output's gradient
 };
 
 TORCH_MODULE(IrNet);
