@@ -191,20 +191,24 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
 std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
   std::vector<torch::Tensor> outputs(model_.size());
   outputs[0] = channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
-  const bool timed = trace::enabled() && is_training() && torch::GradMode::is_enabled();
-  if (timed) gradReady_.assign(model_.size(), {});
   for (int i = 1; i < model_.size(); ++i) {
     if (beforeLayer_) beforeLayer_(i);
-    const trace::Span span("layer", timed ? model_.layer(i).name : std::string());
+    const auto start = std::chrono::steady_clock::now();
     outputs[i] = apply(i, outputs);
-    if (timed && outputs[i].requires_grad()) {
-      outputs[i].register_hook([this, i](const torch::Tensor&) { gradReady_[i] = std::chrono::steady_clock::now(); });
-    }
+    layerDone(i, outputs[i], start);
   }
   return outputs;
 }
 
-void IrNetImpl::traceLayerBackward(std::chrono::steady_clock::time_point end) const {
+void IrNetImpl::layerDone(int index, const torch::Tensor& output, std::chrono::steady_clock::time_point start) {
+  if (!trace::enabled()) return;
+  trace::complete("layer", model_.layer(index).name, start, std::chrono::steady_clock::now());
+  if (!is_training() || !torch::GradMode::is_enabled() || !output.requires_grad()) return;
+  if (gradReady_.size() != static_cast<std::size_t>(model_.size())) gradReady_.assign(model_.size(), {});
+  output.register_hook([this, index](const torch::Tensor&) { gradReady_[index] = std::chrono::steady_clock::now(); });
+}
+
+void IrNetImpl::traceLayerBackward(std::chrono::steady_clock::time_point end) {
   if (!trace::enabled() || gradReady_.size() != static_cast<std::size_t>(model_.size())) return;
   const std::chrono::steady_clock::time_point never{};
   for (int i = 1; i < model_.size(); ++i) {
@@ -215,6 +219,7 @@ void IrNetImpl::traceLayerBackward(std::chrono::steady_clock::time_point end) co
     }
     trace::completeOnRow("backward by layer", "layer_backward", model_.layer(i).name, gradReady_[i], finish);
   }
+  gradReady_.assign(model_.size(), {});  // an executor may skip layers next time (a placement's others)
 }
 
 std::vector<torch::Tensor> IrNetImpl::layerParameters(int index) const {

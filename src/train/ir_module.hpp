@@ -41,6 +41,10 @@ class IrNetImpl : public torch::nn::Module {
   void beforeLayer(int index) {
     if (beforeLayer_) beforeLayer_(index);
   }
+  // After layer `index` produced `output`, begun at `start` (run() and executors that run the
+  // layers themselves): with tracing on, its forward in the trace and, in training, the hook that
+  // times its backward (traceLayerBackward).
+  void layerDone(int index, const torch::Tensor& output, std::chrono::steady_clock::time_point start);
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // Layer `index` overwrites its first input (an in-place ReLU or Add).
@@ -49,7 +53,7 @@ class IrNetImpl : public torch::nn::Module {
   // the row "backward by layer": from its output's gradient being complete to its first input's
   // (the backward's end for the data). Where an input feeds several layers the interval ends
   // when all of them are done, so intervals of parallel branches overlap.
-  void traceLayerBackward(std::chrono::steady_clock::time_point end) const;
+  void traceLayerBackward(std::chrono::steady_clock::time_point end);
   // The torch module of layer `index` (null for functional layers).
   std::shared_ptr<torch::nn::Module> layerModule(int index) const {
     return layers_.at(index).is_empty() ? nullptr : layers_[index].ptr();

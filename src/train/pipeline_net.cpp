@@ -118,7 +118,9 @@ void PipelineNet::forwardLayers(std::vector<torch::Tensor>& outputs) {
     }
     if (isLoss(model.layer(i).kind)) continue;
     net_->beforeLayer(i);
+    const auto start = Clock::now();
     outputs[i] = net_->applyLayer(i, outputs);
+    net_->layerDone(i, outputs[i], start);
   }
 }
 

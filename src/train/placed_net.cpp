@@ -253,7 +253,9 @@ void PlacedNet::forward(const torch::Tensor& batch, bool training, Step& s) {
     if (l == 0 || device_[l] != rank_ || isLoss(model.layer(l).kind)) continue;
     readInputs(s, l, training);
     net_->beforeLayer(l);
+    const auto start = std::chrono::steady_clock::now();
     s.outputs[l] = net_->applyLayer(l, s.outputs);
+    net_->layerDone(l, s.outputs[l], start);
     s.progress();
     if (!cut_[l]) continue;
     s.roots[l] = s.outputs[l];

@@ -231,6 +231,7 @@ void SpatialNet::startRun(std::int64_t samples) {
 
 void SpatialNet::runLayer(int i, std::vector<torch::Tensor>& outputs) {
   net_->beforeLayer(i);
+  const auto start = std::chrono::steady_clock::now();
   const Layer& l = net_->model().layer(i);
   if (isLoss(l.kind)) {
     if (layout_[i] == Layout::kSamples) toSamples(l.inputs.front(), outputs);
@@ -241,6 +242,7 @@ void SpatialNet::runLayer(int i, std::vector<torch::Tensor>& outputs) {
     for (int input : l.inputs) toSamples(input, outputs);
     outputs[i] = converted_[i] = applySamples(i, channelInputs(i, converted_));
   }
+  net_->layerDone(i, outputs[i], start);
 }
 
 std::vector<std::int64_t> SpatialNet::localShape(int layer, std::int64_t samples) const {
