@@ -20,20 +20,6 @@ constexpr const char* kColours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00", 
 
 const char* colour(std::size_t i) { return kColours[i % std::size(kColours)]; }
 
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string exact(double v) { return fmt::format("{:.17g}", v); }
 
 // Tick labels: three significant digits with k, M, G for large numbers.
@@ -104,7 +90,7 @@ std::string header(const std::string& title, double height) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "data-title=\"{2}\">\n<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
       "<text x=\"{3}\" y=\"22\" {4} font-size=\"15\" font-weight=\"bold\">{2}</text>\n",
-      kWidth, height, escape(title), kLeft, kFont);
+      kWidth, height, xmlEscape(title), kLeft, kFont);
 }
 
 std::string yGrid(const Scale& y, double x0, double x1, const std::string& label) {
@@ -117,7 +103,7 @@ std::string yGrid(const Scale& y, double x0, double x1, const std::string& label
   }
   const double mid = (y.from + y.to) / 2;
   out += fmt::format("<text x=\"16\" y=\"{0:.1f}\" {1} font-size=\"12\" text-anchor=\"middle\" "
-                     "transform=\"rotate(-90 16 {0:.1f})\">{2}</text>\n", mid, kFont, escape(label));
+                     "transform=\"rotate(-90 16 {0:.1f})\">{2}</text>\n", mid, kFont, xmlEscape(label));
   return out;
 }
 
@@ -130,7 +116,7 @@ std::string legend(const std::vector<std::string>& names, bool lines) {
                                x, x + 18, y - 4, y - 4, colour(i))
                  : fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", x, y - 9, colour(i));
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" {} font-size=\"11\">{}</text>\n", x + 24, y, kFont,
-                       escape(names[i]));
+                       xmlEscape(names[i]));
   }
   return out;
 }
@@ -151,7 +137,7 @@ std::string markers(const ChartSeries& s, const Scale& x, const Scale& y, const 
   for (const auto& [px, py] : s.points) {
     if (!plottable(px, x.log) || !plottable(py, y.log)) continue;
     out += fmt::format("<circle class=\"mark\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\" data-series=\"{}\" "
-                       "data-x=\"{}\" data-y=\"{}\"/>\n", x(px), y(py), fill, escape(s.name), exact(px), exact(py));
+                       "data-x=\"{}\" data-y=\"{}\"/>\n", x(px), y(py), fill, xmlEscape(s.name), exact(px), exact(py));
   }
   return out;
 }
@@ -163,7 +149,7 @@ std::string xTicks(const Scale& x, double yBottom, const std::string& label) {
                        yBottom + 16, kFont, tickLabel(t));
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" {} font-size=\"12\" text-anchor=\"middle\">{}</text>\n",
-                     (x.from + x.to) / 2, yBottom + 38, kFont, escape(label));
+                     (x.from + x.to) / 2, yBottom + 38, kFont, xmlEscape(label));
   return out;
 }
 
@@ -198,7 +184,7 @@ std::string renderChart(const LineChart& c) {
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     const ChartSeries& s = c.series[i];
     names.push_back(s.name);
-    out += fmt::format("<g data-series=\"{}\">\n", escape(s.name));
+    out += fmt::format("<g data-series=\"{}\">\n", xmlEscape(s.name));
     if (!c.markersOnly) out += polyline(s, x, y, colour(i));
     out += markers(s, x, y, colour(i)) + "</g>\n";
   }
@@ -233,25 +219,39 @@ std::string renderChart(const BarChart& c) {
       const double bx = c.stacked ? left : left + barWidth * static_cast<double>(i);
       out += fmt::format("<rect class=\"mark\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
                          "data-series=\"{}\" data-category=\"{}\" data-value=\"{}\"/>\n", bx, y(from + v), barWidth,
-                         std::max(0.5, y(from) - y(from + v)), colour(i), escape(c.series[i].name),
-                         escape(c.categories[k]), exact(v));
+                         std::max(0.5, y(from) - y(from + v)), colour(i), xmlEscape(c.series[i].name),
+                         xmlEscape(c.categories[k]), exact(v));
       if (c.stacked) base += v;
     }
     const double cx = kLeft + band * (static_cast<double>(k) + 0.5);
     out += fmt::format("<text x=\"{0:.1f}\" y=\"{1:.1f}\" {2} font-size=\"11\" text-anchor=\"end\" "
                        "transform=\"rotate(-30 {0:.1f} {1:.1f})\">{3}</text>\n", cx, bottom + 14, kFont,
-                       escape(c.categories[k]));
+                       xmlEscape(c.categories[k]));
   }
   out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#444444\"/>\n", kLeft, kWidth - kRight, bottom);
   if (c.limit) {
     out += fmt::format("<line class=\"limit\" x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#C00000\" "
                        "stroke-dasharray=\"6,4\" data-value=\"{3}\"/>\n<text x=\"{1}\" y=\"{4:.1f}\" {5} font-size=\"11\" "
                        "text-anchor=\"end\" fill=\"#C00000\">{6}</text>\n", kLeft, kWidth - kRight, y(*c.limit),
-                       exact(*c.limit), y(*c.limit) - 4, kFont, escape(c.limitLabel));
+                       exact(*c.limit), y(*c.limit) - 4, kFont, xmlEscape(c.limitLabel));
   }
   std::vector<std::string> names;
   for (const auto& s : c.series) names.push_back(s.name);
   return out + legend(names, false) + "</svg>\n";
+}
+
+std::string xmlEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
 }
 
 std::string svgDocument(const std::string& chart) { return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + chart; }

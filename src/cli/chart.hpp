@@ -49,6 +49,9 @@ struct BarChart {
 std::string renderChart(const LineChart& chart);
 std::string renderChart(const BarChart& chart);
 
+// Text made safe inside XML and HTML (elements and quoted attributes).
+std::string xmlEscape(const std::string& text);
+
 // A standalone SVG file's text (the XML declaration before the chart).
 std::string svgDocument(const std::string& chart);
 

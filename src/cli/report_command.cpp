@@ -35,18 +35,6 @@ struct Section {
   std::vector<std::string> charts;  // SVG
 };
 
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
 Json readDocument(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw NotFoundError(fmt::format("{}: cannot read it", path));
@@ -143,8 +131,8 @@ std::string html(const std::vector<Section>& sections) {
                      sections.size());
   for (const Section& s : sections) {
     out += fmt::format("<section class=\"input\" data-kind=\"{}\" data-file=\"{}\">\n<h2>{}</h2>\n<p>{} <span class=\"note\">"
-                       "({})</span></p>\n<div class=\"charts\">\n", escape(s.kind), escape(s.file), escape(s.heading),
-                       escape(s.summary), escape(s.file));
+                       "({})</span></p>\n<div class=\"charts\">\n", xmlEscape(s.kind), xmlEscape(s.file), xmlEscape(s.heading),
+                       xmlEscape(s.summary), xmlEscape(s.file));
     for (const std::string& chart : s.charts) out += chart;
     out += "</div>\n</section>\n";
   }
