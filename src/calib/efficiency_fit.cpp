@@ -7,23 +7,30 @@
 namespace paraxis::calib {
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int decadeOf(double flops) { return static_cast<int>(std::floor(std::log10(flops))); }
 
-// The median efficiency per decade of FLOPs, made non-decreasing.
-std::vector<hw::EfficiencyPoint> curveOf(const std::map<int, std::vector<double>>& byDecade) {
+// Per decade of FLOPs the decade's work over its time (its calls' efficiency weighted by their
+// time, so the curve adds up to what the calls took: a median under-predicted a model whose
+// slow calls shared a decade with fast ones by a third), made non-decreasing.
+struct Work {
+  double amount = 0, seconds = 0;  // FLOPs or bytes, and the seconds they took
+};
+
+std::vector<hw::EfficiencyPoint> curveOf(const std::map<int, Work>& byDecade, double peak) {
   std::vector<hw::EfficiencyPoint> curve;
   double floor = 0;
-  for (const auto& [decade, efficiencies] : byDecade) {
-    floor = std::max(floor, median(efficiencies));
+  for (const auto& [decade, work] : byDecade) {
+    floor = std::max(floor, std::min(1.0, work.amount / (peak * work.seconds)));
     curve.push_back({std::pow(10.0, decade + 0.5), floor});
   }
   return curve;
+}
+
+// A matrix call's busy seconds per pass when its FLOPs, not its bytes, set its time (0 when
+// the bytes alone at `bandwidth` take as long).
+double computeBusy(double flops, double bytes, double seconds, double bandwidth) {
+  if (!(flops > 0 && seconds > 0) || (bandwidth > 0 && bytes / bandwidth >= seconds)) return 0;
+  return seconds;
 }
 
 // A kernel with fewer compute-bound calls keeps the device's curves.
@@ -36,52 +43,107 @@ struct Curves {
 
 // Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel).
 Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel) {
-  std::map<int, std::vector<double>> forward, backward;
+  std::map<int, Work> forward, backward;
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double busy = c.seconds - callOverhead;
-    if (c.flops > 0 && busy > 0 && !(bandwidth > 0 && c.bytes / bandwidth >= busy)) {
-      forward[decadeOf(c.flops)].push_back(std::min(1.0, c.flops / (peak * busy)));
+    if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
+      Work& w = forward[decadeOf(c.flops)];
+      w.amount += c.flops;
+      w.seconds += busy;
       ++out.forwardCalls;
     }
-    const double backwardBusy = c.backwardSeconds - c.backwardPasses * callOverhead;
-    if (c.backwardPasses > 0 && c.backwardFlops > 0 && backwardBusy > 0 &&
-        !(bandwidth > 0 && c.backwardBytes / bandwidth >= backwardBusy)) {
-      backward[decadeOf(c.backwardFlops / c.backwardPasses)].push_back(std::min(1.0, c.backwardFlops / (peak * backwardBusy)));
+    if (c.backwardPasses == 0) continue;
+    if (const double busy = computeBusy(c.backwardFlops, c.backwardBytes, c.backwardSeconds - c.backwardPasses * callOverhead, bandwidth);
+        busy > 0) {
+      Work& w = backward[decadeOf(c.backwardFlops / c.backwardPasses)];
+      w.amount += c.backwardFlops;
+      w.seconds += busy;
       ++out.backwardCalls;
     }
   }
-  out.forward = curveOf(forward);
-  out.backward = curveOf(backward);
+  out.forward = curveOf(forward, peak);
+  out.backward = curveOf(backward, peak);
   return out;
+}
+
+// The fastest rate a compute-bound matrix call's forward reached: the curves are fractions of a
+// peak no call exceeds (a preset's peak can be below what a core does). Not the backward's: a
+// layer fed by the data computes no data gradient, though its backward FLOPs count one.
+double fastestRate(const std::vector<TimedCall>& calls, double callOverhead, double bandwidth) {
+  double fastest = 0;
+  for (const TimedCall& c : calls) {
+    if (!c.matrix) continue;
+    if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
+      fastest = std::max(fastest, c.flops / busy);
+    }
+  }
+  return fastest;
+}
+
+// The streaming reference: element-wise passes (and any of no named kind), forward.
+bool streams(const TimedCall& c) {
+  return !c.matrix && (c.memoryKind < 0 || c.memoryKind == static_cast<int>(hw::MemoryKind::kElementwise));
+}
+
+// Memory bandwidth and its curve from the streaming calls' forward passes, each decade's bytes
+// over its time (what a model's many small element-wise calls add up to); then per memory kind
+// and pass the fraction of that curve its calls reached, their time at the curve over their time.
+void fitMemory(const std::vector<TimedCall>& calls, double callOverhead, DeviceFit& fit) {
+  std::map<int, Work> byDecade;
+  Work all;
+  for (const TimedCall& c : calls) {
+    const double busy = c.seconds - callOverhead;
+    if (!streams(c) || c.bytes <= 0 || busy <= 0) continue;
+    Work& w = byDecade[decadeOf(c.bytes)];
+    w.amount += c.bytes, w.seconds += busy;
+    all.amount += c.bytes, all.seconds += busy;
+    ++fit.memoryCalls;
+  }
+  if (fit.memoryCalls == 0) return;
+  fit.memoryBandwidth = all.amount / all.seconds;
+  if (byDecade.size() > 1) {
+    for (const auto& [decade, w] : byDecade) fit.bandwidthCurve.push_back({std::pow(10.0, decade + 0.5), w.amount / w.seconds});
+  }
+  hw::Device curve;
+  curve.memoryBandwidth = fit.memoryBandwidth;
+  curve.bandwidthCurve = fit.bandwidthCurve;
+  curve.prepare();
+  Work kinds[hw::kMemoryKinds][2];  // amount: seconds at the curve
+  for (const TimedCall& c : calls) {
+    if (c.matrix || c.memoryKind < 0) continue;
+    Work* kind = kinds[c.memoryKind];
+    if (const double busy = c.seconds - callOverhead; c.bytes > 0 && busy > 0) {
+      kind[0].amount += c.bytes * curve.secondsPerByte(c.bytes), kind[0].seconds += busy;
+    }
+    const double backwardBusy = c.backwardSeconds - c.backwardPasses * callOverhead;
+    if (c.backwardPasses > 0 && c.backwardBytes > 0 && backwardBusy > 0) {
+      const double perPass = c.backwardBytes / c.backwardPasses;
+      kind[1].amount += c.backwardBytes * curve.secondsPerByte(perPass), kind[1].seconds += backwardBusy;
+    }
+  }
+  for (int k = 0; k < hw::kMemoryKinds; ++k) {
+    for (int pass = 0; pass < 2; ++pass) {
+      const Work& w = kinds[k][pass];
+      if (w.seconds > 0) fit.memoryEfficiency[k][pass] = std::clamp(w.amount / w.seconds, 1e-4, 100.0);
+    }
+  }
 }
 
 }  // namespace
 
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead) {
   DeviceFit fit;
-  std::vector<double> bandwidths;
-  std::map<int, std::vector<double>> byDecade;
-  for (const TimedCall& c : calls) {
-    const double busy = c.seconds - callOverhead;
-    if (c.matrix || c.bytes <= 0 || busy <= 0) continue;
-    bandwidths.push_back(c.bytes / busy);
-    byDecade[decadeOf(c.bytes)].push_back(c.bytes / busy);
-  }
-  if (!bandwidths.empty()) fit.memoryBandwidth = median(bandwidths);
-  if (byDecade.size() > 1) {
-    for (const auto& [decade, rates] : byDecade) fit.bandwidthCurve.push_back({std::pow(10.0, decade + 0.5), median(rates)});
-  }
-  fit.memoryCalls = static_cast<int>(bandwidths.size());
+  fitMemory(calls, callOverhead, fit);
 
-  const Curves all = fitCurves(calls, peak, callOverhead, fit.memoryBandwidth, -1);
+  fit.peak = std::max(peak, fastestRate(calls, callOverhead, fit.memoryBandwidth));
+  const Curves all = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, -1);
   fit.efficiency = all.forward;
   fit.backwardEfficiency = all.backward;
   fit.computeCalls = all.forwardCalls;
   fit.backwardCalls = all.backwardCalls;
   for (int k = 0; k < hw::kKernels; ++k) {
-    const Curves mine = fitCurves(calls, peak, callOverhead, fit.memoryBandwidth, k);
+    const Curves mine = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, k);
     if (mine.forwardCalls >= kFewestCalls) fit.kernels[k].forward = mine.forward;
     if (mine.backwardCalls >= kFewestCalls) fit.kernels[k].backward = mine.backward;
   }

@@ -14,6 +14,7 @@ struct TimedCall {
   bool matrix = false; // a convolution or matrix product (else element-wise, pooling, ...)
   double seconds = 0;  // measured
   int kernel = -1;     // its hw::Kernel, for a matrix product
+  int memoryKind = -1; // its hw::MemoryKind, for the rest (-1: element-wise)
   // Its backward passes (the gradients of data and of weights), when they were timed.
   int backwardPasses = 0;
   double backwardFlops = 0, backwardBytes = 0, backwardSeconds = 0;
@@ -24,15 +25,19 @@ struct DeviceFit {
   std::vector<hw::EfficiencyPoint> efficiency;          // empty: too few compute-bound calls
   std::vector<hw::EfficiencyPoint> backwardEfficiency;  // by the FLOPs of one backward pass; empty: none timed
   hw::KernelCurves kernels[hw::kKernels];               // per kernel, from its own calls (empty: too few)
-  double memoryBandwidth = 0;                           // 0: no memory-bound calls
-  std::vector<hw::EfficiencyPoint> bandwidthCurve;      // {bytes, bytes/s}: the median per decade of bytes
+  double memoryBandwidth = 0;                           // 0: no element-wise calls
+  std::vector<hw::EfficiencyPoint> bandwidthCurve;      // {bytes, bytes/s}: per decade of bytes
+  double memoryEfficiency[hw::kMemoryKinds][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};  // per kind, forward and backward
   int computeCalls = 0, memoryCalls = 0, backwardCalls = 0;  // the calls each fit used
+  double peak = 0;  // what the efficiencies are fractions of: the given peak, or a faster call's rate
 };
 
-// Memory bandwidth: the median of bytes / (seconds - overhead) over the calls that are not
-// matrix products. Efficiency: for the matrix products that are compute-bound at that
-// bandwidth, FLOPs / (peak x (seconds - overhead)), the median per decade of FLOPs, made
-// non-decreasing in FLOPs (the curve's contract) and at most 1. The backward curve the same
+// Memory bandwidth: bytes / (seconds - overhead) of the element-wise calls, overall and per
+// decade of bytes (the curve); then per memory kind (2-D and 3-D pooling, normalization, element-wise) and
+// pass, the fraction of that curve its calls reached. Efficiency: for the matrix products that are compute-bound at that
+// bandwidth, per decade of FLOPs the decade's FLOPs / (peak x its seconds - overhead), made
+// non-decreasing in FLOPs (the curve's contract), where the peak is raised to the fastest
+// call's rate if a call ran faster than `peak` (so efficiencies stay <= 1). The backward curve the same
 // from the matrix products' backward passes, at the FLOPs of one pass. Then both curves again
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);

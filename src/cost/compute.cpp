@@ -23,6 +23,27 @@ int kernelOf(const graph::Layer& layer) {
   return static_cast<int>(layer.output.rank() == 3 ? hw::Kernel::kConv3d : hw::Kernel::kConv2d);
 }
 
+int memoryKindOf(const graph::Layer& layer) {
+  using graph::LayerKind;
+  switch (layer.kind) {
+    case LayerKind::kInput:
+    case LayerKind::kFlatten:
+    case LayerKind::kConv:
+    case LayerKind::kDeconv:
+    case LayerKind::kFullyConnected:
+      return -1;
+    case LayerKind::kMaxPool:
+    case LayerKind::kAvgPool:
+    case LayerKind::kAdaptiveAvgPool:
+    case LayerKind::kGlobalAvgPool:
+      return static_cast<int>(layer.output.rank() == 3 ? hw::MemoryKind::kPool3d : hw::MemoryKind::kPool2d);
+    case LayerKind::kBatchNorm:
+      return static_cast<int>(hw::MemoryKind::kNormalization);
+    default:
+      return static_cast<int>(hw::MemoryKind::kElementwise);
+  }
+}
+
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& s, int bytesPerElement,
                     double channelTile, double inputChannels) {
   using graph::LayerKind;
@@ -41,6 +62,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   const double weights = static_cast<double>(c.params) * channelShare * delta;
   LayerWork w;
   w.kernel = kernelOf(layer);
+  w.memoryKind = memoryKindOf(layer);
   w.forward = {c.forwardFlops * flopShare, in + out + weights};
   w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0};
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0};
@@ -51,31 +73,37 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   return w;
 }
 
-double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward, int kernel) {
+double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward, int kernel,
+                   int memoryKind) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
-  const double efficiency = work.flops > 0 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) : 1;
+  // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
+  const double efficiency =
+      work.flops > 0 && memoryKind < 0 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
-  const double memory = work.bytes * device.secondsPerByte(work.bytes);
+  const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
   return device.callOverhead + std::max(compute, memory);
 }
 
 namespace {
 
 double passWithEfficiency(const hw::Device& device, double peak, const PassWork& work, double efficiency,
-                          double tileWaste) {
+                          double tileWaste, double memorySeconds) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   const double compute = work.flops > 0 ? work.flops * tileWaste / (peak * efficiency) : 0;
-  return device.callOverhead + std::max(compute, work.bytes * device.secondsPerByte(work.bytes));
+  return device.callOverhead + std::max(compute, memorySeconds);
 }
 
 }  // namespace
 
 LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& work) {
+  auto memorySeconds = [&](const PassWork& pass, bool backward) {
+    return pass.bytes * device.secondsPerByte(pass.bytes, work.memoryKind, backward);
+  };
   // A pass memory-bound even at the curve's lowest efficiency needs no curve lookup (exact);
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
-    if (device.efficiencyFloor > 0 &&
-        pass.flops / (peak * device.efficiencyFloor) <= pass.bytes * device.secondsPerByte(pass.bytes)) {
+    if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
+    if (device.efficiencyFloor > 0 && pass.flops / (peak * device.efficiencyFloor) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor;
     }
     if (pass.flops <= 0) return 1.0;
@@ -85,9 +113,11 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   auto same = [&](const PassWork& pass) {
     return pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) ? forward : efficiency(pass, true);
   };
-  return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste),
-          passWithEfficiency(device, peak, work.backwardData, same(work.backwardData), work.tileWaste),
-          passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight), work.tileWaste)};
+  return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste, memorySeconds(work.forward, false)),
+          passWithEfficiency(device, peak, work.backwardData, same(work.backwardData), work.tileWaste,
+                             memorySeconds(work.backwardData, true)),
+          passWithEfficiency(device, peak, work.backwardWeight, same(work.backwardWeight), work.tileWaste,
+                             memorySeconds(work.backwardWeight, true))};
 }
 
 std::vector<LayerProfile> profileLayers(const graph::Model& model) {
@@ -101,6 +131,7 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
     p.weighted = layer.kind == LayerKind::kConv || layer.kind == LayerKind::kDeconv ||
                  layer.kind == LayerKind::kFullyConnected;
     p.kernel = kernelOf(layer);
+    p.memoryKind = memoryKindOf(layer);
     p.flops[0] = static_cast<double>(c.forwardFlops);
     p.flops[1] = static_cast<double>(c.backwardDataFlops);
     p.flops[2] = static_cast<double>(c.backwardWeightFlops);
@@ -151,11 +182,14 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes) {
     const double flops = p.flops[k] * flopShare;
-    const double passBytesSeconds = hasBytes ? memorySeconds : 0;
+    const double kindEfficiency = p.memoryKind < 0 ? 1 : device.memoryEfficiency[p.memoryKind][k > 0 ? 1 : 0];
+    const double passBytesSeconds = hasBytes ? memorySeconds / kindEfficiency : 0;
     if (flops <= 0 && passBytesSeconds <= 0) return 0.0;
     if (flops <= 0) return device.callOverhead + passBytesSeconds;
     double efficiency;
-    if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds) {
+    if (p.memoryKind >= 0) {
+      efficiency = 1;
+    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds) {
       efficiency = device.efficiencyFloor;
     } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel)) {
       efficiency = forwardEfficiency;

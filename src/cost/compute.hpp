@@ -30,10 +30,13 @@ struct LayerWork {
   PassWork forward, backwardData, backwardWeight;
   double tileWaste = 1;  // how much longer the matrix kernels run than the FLOPs say
   int kernel = -1;       // hw::Kernel of a matrix layer (its curves), -1 for the rest
+  int memoryKind = -1;   // hw::MemoryKind of the rest (its bandwidth), -1 for matrix layers and views
 };
 
 // The hw::Kernel a layer runs (as an index), or -1 when it is no matrix product.
 int kernelOf(const graph::Layer& layer);
+// The hw::MemoryKind of a layer that is no matrix product (as an index), or -1.
+int memoryKindOf(const graph::Layer& layer);
 
 // How much longer a weighted layer's kernels run when a split leaves it fewer channels than a
 // tile of `tile` (hw::Device::channelTile), relative to the whole layer (whose efficiency the
@@ -49,8 +52,10 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
                     double channelTile = 1, double inputChannels = 0);
 
 // overhead + max(flops / (peak x efficiency(flops)), bytes / memory bandwidth); 0 for no work.
-// `backward`: a gradient pass; `kernel`: the curve's kernel (hw::Device::efficiencyOf).
-double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward = false, int kernel = -1);
+// `backward`: a gradient pass; `kernel`: the curve's kernel (hw::Device::efficiencyOf);
+// `memoryKind`: the bandwidth's kind (hw::Device::memoryEfficiency).
+double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward = false, int kernel = -1,
+                   int memoryKind = -1);
 
 struct LayerTimes {
   double forward = 0, backwardData = 0, backwardWeight = 0;
@@ -71,6 +76,7 @@ struct LayerProfile {
   double outputChannels = 0;
   bool weighted = false;        // conv, deconv, fully connected: both channel dimensions split
   int kernel = -1;              // kernelOf(layer)
+  int memoryKind = -1;          // memoryKindOf(layer)
   bool view = false;            // input, flatten: no kernels
 };
 

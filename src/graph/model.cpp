@@ -81,6 +81,9 @@ int ModelBuilder::add(std::string name, LayerKind kind, LayerAttrs attrs, std::v
   } catch (const OverflowError& e) {
     throw ShapeError(fmt::format("model '{}': layer '{}': {}", model_.name_, layer.name, e.what()));
   }
+  const bool gradientIn = std::any_of(layer.inputs.begin(), layer.inputs.end(), [&](int i) { return carriesGradient_[i]; });
+  if (!gradientIn) layer.counts.backwardDataFlops = 0;
+  carriesGradient_.push_back(gradientIn || layer.counts.params > 0);
   model_.layers_.push_back(std::move(layer));
   return model_.size() - 1;
 }

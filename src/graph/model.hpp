@@ -88,6 +88,9 @@ class ModelBuilder {
  private:
   Model model_;
   std::unordered_set<std::string> names_;  // a name is checked once, not against every earlier layer
+  // Per layer, whether its output carries a gradient: it has weights, or an input does. The
+  // data carries none, so training takes no data gradient of a layer fed by the data alone.
+  std::vector<bool> carriesGradient_{false};
 };
 
 }  // namespace paraxis::graph

@@ -168,6 +168,10 @@ void validateDevice(const Device& device, const Checker& c) {
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
   }
   c.curve(device.bandwidthCurve, "device.memory_bandwidth_curve", "bytes", 1e18, "bandwidth", 1e3, 1e16);
+  for (int k = 0; k < kMemoryKinds; ++k) {
+    c.within(device.memoryEfficiency[k][0], 1e-4, 100, fmt::format("device.memory_efficiency.{}.forward", kMemoryKindKeys[k]));
+    c.within(device.memoryEfficiency[k][1], 1e-4, 100, fmt::format("device.memory_efficiency.{}.backward", kMemoryKindKeys[k]));
+  }
 }
 
 void validateImplementation(const Implementation& implementation, const std::vector<NetworkLevel>& levels,

@@ -21,6 +21,13 @@ enum class Kernel { kConv2d, kConv3d, kFullyConnected };
 inline constexpr const char* kKernelKeys[] = {"conv2d", "conv3d", "fully_connected"};
 inline constexpr int kKernels = 3;
 
+// The kinds of memory-bound layer pass, each reaching its own fraction of the memory bandwidth
+// curve (LibTorch's 3-D max pool on a CPU core streams at a few per cent of a ReLU's rate, its
+// 2-D one at most of it).
+enum class MemoryKind { kPool2d, kPool3d, kNormalization, kElementwise };
+inline constexpr const char* kMemoryKindKeys[] = {"pool2d", "pool3d", "normalization", "elementwise"};
+inline constexpr int kMemoryKinds = 4;
+
 struct KernelCurves {
   std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
 };
@@ -35,6 +42,13 @@ struct Device {
   // the caches, large ones stream from memory. Empty: memoryBandwidth for every size.
   std::vector<EfficiencyPoint> bandwidthCurve;  // {bytes, bytes/s}
   double secondsPerByte(double bytes) const;
+  // Per memory kind (MemoryKind), forward and backward: the fraction of the bandwidth curve
+  // its passes reach, as fitted to timed layers. 1: the curve's.
+  double memoryEfficiency[kMemoryKinds][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  // Seconds per byte of a pass of `memoryKind` (-1: no kind of its own, the curve's).
+  double secondsPerByte(double bytes, int memoryKind, bool backward) const {
+    return memoryKind < 0 ? secondsPerByte(bytes) : secondsPerByte(bytes) / memoryEfficiency[memoryKind][backward ? 1 : 0];
+  }
   // Fixed cost of launching one layer pass (kernel launches, framework dispatch): what keeps
   // a tiny local problem from running in proportion to its FLOPs.
   double callOverhead = 0;

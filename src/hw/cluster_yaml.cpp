@@ -38,7 +38,8 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
 
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
-                 "backward_efficiency", "kernels", "layer_overhead", "channel_tile", "receives_by_copy"});
+                 "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
+                 "receives_by_copy"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -66,6 +67,16 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
       kernel->requireKeys({"efficiency", "backward_efficiency"});
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
+    }
+  }
+  if (auto kinds = v.find("memory_efficiency")) {
+    kinds->requireKeys(std::vector<std::string>(std::begin(kMemoryKindKeys), std::end(kMemoryKindKeys)));
+    for (int k = 0; k < kMemoryKinds; ++k) {
+      const auto kind = kinds->find(kMemoryKindKeys[k]);
+      if (!kind) continue;
+      kind->requireKeys({"forward", "backward"});
+      d.memoryEfficiency[k][0] = kind->number("forward", 1.0);
+      d.memoryEfficiency[k][1] = kind->number("backward", 1.0);
     }
   }
   return d;
@@ -220,6 +231,14 @@ std::string clusterYaml(const Cluster& c) {
     y += fmt::format("    {}:\n", kKernelKeys[k]);
     writeCurve("efficiency", curves.forward, "      ");
     writeCurve("backward_efficiency", curves.backward, "      ");
+  }
+  bool anyKind = false;
+  for (int k = 0; k < kMemoryKinds; ++k) {
+    const double* e = c.device.memoryEfficiency[k];
+    if (e[0] == 1 && e[1] == 1) continue;
+    if (!anyKind) y += "  memory_efficiency:\n";
+    anyKind = true;
+    y += fmt::format("    {}: {{forward: {:.6g}, backward: {:.6g}}}\n", kMemoryKindKeys[k], e[0], e[1]);
   }
   y += fmt::format("devices_per_node: {}\nnodes: {}\nnetwork:\n", c.devicesPerNode, c.nodes);
   for (const NetworkLevel& l : c.levels) {

@@ -16,7 +16,7 @@ TEST(LayerCounts, ThreeLayerModelByHand) {
   const LayerCounts& c = m.layer(conv).counts;
   EXPECT_EQ(c.params, 4 * 3 * 9 + 4);
   EXPECT_DOUBLE_EQ(c.forwardFlops, 2.0 * 3 * 9 * 4 * 64 + 4 * 64);  // MACs x 2 + bias adds
-  EXPECT_DOUBLE_EQ(c.backwardDataFlops, 2.0 * 3 * 9 * 4 * 64);
+  EXPECT_DOUBLE_EQ(c.backwardDataFlops, 0);  // fed by the data, whose gradient training never takes
   EXPECT_DOUBLE_EQ(c.backwardWeightFlops, 2.0 * 3 * 9 * 4 * 64 + 4 * 64);
   EXPECT_EQ(c.activationBytes, 4 * 64 * 4);
   EXPECT_EQ(c.halo, (std::vector<std::int64_t>{1, 1}));
@@ -36,6 +36,18 @@ TEST(LayerCounts, ThreeLayerModelByHand) {
   EXPECT_EQ(t.activationBytes, (3 * 64 + 256 + 256 + 64 + 64 + 10) * 4);
 }
 
+TEST(LayerCounts, OnlyLayersWhoseInputCarriesAGradientTakeADataGradient) {
+  ModelBuilder b("t", TensorShape{3, {8, 8}});
+  const int scaled = b.relu("relu", 0);  // on the data: no weights, no gradient anywhere
+  const int conv = b.conv("conv", scaled, {.filters = 4, .kernel = {3}, .padding = {1}});
+  const int after = b.relu("after", conv);
+  const Model m = std::move(b).build();
+  EXPECT_DOUBLE_EQ(m.layer(scaled).counts.backwardDataFlops, 0);
+  EXPECT_DOUBLE_EQ(m.layer(conv).counts.backwardDataFlops, 0);
+  EXPECT_GT(m.layer(conv).counts.backwardWeightFlops, 0);
+  EXPECT_GT(m.layer(after).counts.backwardDataFlops, 0);
+}
+
 TEST(LayerCounts, GroupedAndTransposedConvolutions) {
   ModelBuilder b("t", TensorShape{8, {4, 4}});
   const int grouped = b.conv("dw", 0, {.filters = 8, .kernel = {3}, .padding = {1}, .groups = 8, .bias = false});
@@ -47,6 +59,7 @@ TEST(LayerCounts, GroupedAndTransposedConvolutions) {
   const LayerCounts& d = m.layer(up).counts;
   EXPECT_EQ(d.params, 8 * 2 * 9 + 2);
   EXPECT_DOUBLE_EQ(d.forwardFlops, 2.0 * 8 * 2 * 9 * 16 + 2 * 64);  // one MAC set per input position
+  EXPECT_DOUBLE_EQ(d.backwardDataFlops, 2.0 * 8 * 2 * 9 * 16);  // its input carries the first layer's gradient
   EXPECT_EQ(d.halo, (std::vector<std::int64_t>{1, 1}));
 }
 

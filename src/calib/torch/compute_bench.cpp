@@ -95,7 +95,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
                                                  {.samples = static_cast<double>(batch)}, model.bytesPerElement());
     std::vector<double>& s = seconds[i];
     std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-    TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, s[s.size() / 2], work.kernel};
+    TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, s[s.size() / 2], work.kernel, work.memoryKind};
     if (backward[i] > 0) {
       call.backwardPasses = (work.backwardData.flops > 0 ? 1 : 0) + (work.backwardWeight.flops > 0 ? 1 : 0);
       call.backwardFlops = work.backwardData.flops + work.backwardWeight.flops;

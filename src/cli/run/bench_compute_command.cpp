@@ -32,7 +32,6 @@ namespace {
 struct Options : ComputeBench {
   bool perCall = false;
   std::string cluster = "local";
-  std::string dtype = "fp32";
   std::string out;
   bool json = false;
 };
@@ -42,10 +41,11 @@ struct Options : ComputeBench {
 std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double forward = 0, backward = 0;
   for (const calib::TimedCall& c : calls) {
-    forward += cost::passSeconds(device, peak, {c.flops, c.bytes}, false, c.kernel);
+    forward += cost::passSeconds(device, peak, {c.flops, c.bytes}, false, c.kernel, c.memoryKind);
     if (c.backwardPasses == 0) continue;
     const double passes = c.backwardPasses;
-    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes}, true, c.kernel);
+    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes}, true,
+                                          c.kernel, c.memoryKind);
   }
   return {forward, backward};
 }
@@ -61,14 +61,14 @@ struct ModelTimes {
 };
 
 std::vector<ModelTimes> compareModels(const TimedModels& timed, const hw::Device& before, const hw::Device& after,
-                                      double peak) {
+                                      const std::string& dtype) {
   std::vector<ModelTimes> rows;
   for (const auto& [spec, calls] : timed) {
     ModelTimes m;
     m.model = spec;
     m.calls = calls.size();
-    std::tie(m.forward.before, m.backward.before) = predictedSeconds(before, peak, calls);
-    std::tie(m.forward.after, m.backward.after) = predictedSeconds(after, peak, calls);
+    std::tie(m.forward.before, m.backward.before) = predictedSeconds(before, before.peak(dtype), calls);
+    std::tie(m.forward.after, m.backward.after) = predictedSeconds(after, after.peak(dtype), calls);
     for (const calib::TimedCall& c : calls) {
       m.forward.measured += c.seconds;
       m.backward.measured += c.backwardSeconds;
@@ -109,7 +109,7 @@ void printCalls(const TimedModels& timed, const hw::Device& fitted, double peak,
   t.print(out);
 }
 
-void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, const hw::Device& was,
+void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, const hw::Device& was, double peakWas,
               const hw::Device& fitted, const calib::DeviceFit& fit, std::ostream& out) {
   Table t;
   for (const std::string& h : {std::string("model"), std::string("layer calls"), std::string("pass"), std::string("measured"),
@@ -125,8 +125,9 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
   }
   out << '\n';
   t.print(out);
-  out << fmt::format("\nmemory bandwidth: {} (median of {} element-wise and pooling calls; was {})\n",
-                     units::formatRate(fitted.memoryBandwidth), fit.memoryCalls, units::formatRate(was.memoryBandwidth));
+  out << fmt::format("\nmemory bandwidth: {} ({} element-wise calls' bytes over their time; was {}); peak {} (was {})\n",
+                     units::formatRate(fitted.memoryBandwidth), fit.memoryCalls, units::formatRate(was.memoryBandwidth),
+                     units::formatFlopRate(fit.peak), units::formatFlopRate(peakWas));
   if (!fitted.bandwidthCurve.empty()) {
     out << "memory bandwidth by bytes per pass:";
     for (const hw::EfficiencyPoint& p : fitted.bandwidthCurve) {
@@ -134,6 +135,12 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
     }
     out << '\n';
   }
+  out << "fraction of that bandwidth reached (forward, backward):";
+  for (int k = 0; k < hw::kMemoryKinds; ++k) {
+    out << fmt::format("  {} {:.0f}%, {:.0f}%", hw::kMemoryKindKeys[k], fitted.memoryEfficiency[k][0] * 100,
+                       fitted.memoryEfficiency[k][1] * 100);
+  }
+  out << '\n';
   printCurve("forward", fitted.efficiency, fit.computeCalls, out);
   if (!fitted.backwardEfficiency.empty()) printCurve("backward", fitted.backwardEfficiency, fit.backwardCalls, out);
   for (int k = 0; k < hw::kKernels; ++k) {
@@ -154,6 +161,10 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                       {"measured_backward_seconds", m.backward.measured},
                       {"predicted_backward_seconds", m.backward.before}, {"fitted_backward_seconds", m.backward.after}});
   }
+  nlohmann::json kinds = nlohmann::json::object();
+  for (int k = 0; k < hw::kMemoryKinds; ++k) {
+    kinds[hw::kMemoryKindKeys[k]] = {{"forward", fitted.memoryEfficiency[k][0]}, {"backward", fitted.memoryEfficiency[k][1]}};
+  }
   auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
     nlohmann::json out = nlohmann::json::array();
     for (const hw::EfficiencyPoint& p : points) out.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
@@ -163,6 +174,8 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
           {"models", models},
           {"memory_bandwidth_bytes_per_s", fitted.memoryBandwidth},
           {"memory_calls", fit.memoryCalls},
+          {"memory_efficiency", kinds},
+          {"peak_flops_per_s", fit.peak},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},
           {"efficiency", curve(fitted.efficiency)},
@@ -175,7 +188,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
 void writeFittedCluster(const Options& o, hw::Cluster cluster, const hw::Device& fitted, int ranks) {
   cluster.device = fitted;
   cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} thread{} x {} rank{})",
-                                     fmt::join(o.models, ", "), o.batch, o.threads, o.threads == 1 ? "" : "s", ranks,
+                                     fmt::join(o.models, ", "), fmt::join(o.batches, ", "), o.threads, o.threads == 1 ? "" : "s", ranks,
                                      ranks == 1 ? "" : "s");
   const std::string yaml = hw::clusterYaml(cluster);
   hw::loadClusterText(yaml, o.out);  // what is written must load
@@ -198,10 +211,10 @@ void run(const Options& o, const CLI::App& command, Context& context) {
   const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, deadline, out);
   if (comm.rank() != 0) return;
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
-  const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, peak);
+  const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, o.dtype);
   if (o.json) return printJson(fitJson(rows, cluster.name, m.fitted, m.fit, o.out), context);
-  if (o.perCall) printCalls(m.timed, m.fitted, peak, out);
-  printFit(rows, cluster.name, cluster.device, m.fitted, m.fit, out);
+  if (o.perCall) printCalls(m.timed, m.fitted, m.fitted.peak(o.dtype), out);
+  printFit(rows, cluster.name, cluster.device, peak, m.fitted, m.fit, out);
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 
@@ -212,7 +225,9 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   CLI::App* c = bench.add_subcommand("compute", "Time models' layers here (under mpirun: as many ranks at once) and fit the cluster's device to them");
   c->add_option("--model", o->models, "models, comma-separated; NAME@INPUT sets a zoo model's input (default lenet,small-cnn,resnet18@64,cosmoflow@32)")
       ->delimiter(',');
-  c->add_option("--batch", o->batch, "samples per pass (default 32)")->check(within(1, 1 << 20));
+  c->add_option("--batch", o->batches, "samples per pass; a comma-separated list times each (default 32)")
+      ->delimiter(',')
+      ->check(within(1, 1 << 20));
   c->add_option("--threads", o->threads, "torch threads (default 1, as one rank per core trains)")->check(within(1, 1024));
   c->add_option("--repeats", o->repeats, "timed passes after a warm-up; the median is used (default 5)")
       ->check(within(1, 10000));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 
 #include "calib/torch/compute_bench.hpp"
@@ -28,20 +29,25 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   std::vector<calib::TimedCall> all;
   for (const std::string& spec : bench.models) {
     const graph::Model model = loadModel(sourceOf(spec));
-    progress << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, bench.batch,
-                            bench.threads, bench.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
-    progress.flush();
-    std::vector<calib::TimedCall> calls =
-        calib::benchLayers(model, bench.batch, bench.threads, bench.repeats, [&] { comm::barrier(comm, deadline); });
-    all.insert(all.end(), calls.begin(), calls.end());
-    m.timed.emplace_back(spec, std::move(calls));
+    for (const std::int64_t batch : bench.batches) {
+      progress << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, batch,
+                              bench.threads, bench.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
+      progress.flush();
+      std::vector<calib::TimedCall> calls =
+          calib::benchLayers(model, batch, bench.threads, bench.repeats, [&] { comm::barrier(comm, deadline); });
+      all.insert(all.end(), calls.begin(), calls.end());
+      m.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec, std::move(calls));
+    }
   }
   m.fit = calib::fitDevice(all, peak, base.callOverhead);
   m.fitted = base;
+  if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;
   if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
   if (!m.fit.bandwidthCurve.empty()) m.fitted.bandwidthCurve = m.fit.bandwidthCurve;
   if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
   if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
+  std::copy(&m.fit.memoryEfficiency[0][0], &m.fit.memoryEfficiency[0][0] + 2 * hw::kMemoryKinds,
+            &m.fitted.memoryEfficiency[0][0]);
   for (int k = 0; k < hw::kKernels; ++k) {
     if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].forward = m.fit.kernels[k].forward;
     if (!m.fit.kernels[k].backward.empty()) m.fitted.kernels[k].backward = m.fit.kernels[k].backward;

@@ -15,9 +15,12 @@ namespace paraxis::cli {
 
 struct ComputeBench {
   std::vector<std::string> models{"lenet", "small-cnn", "resnet18@64", "cosmoflow@32"};  // NAME@INPUT: a zoo model at that input
-  std::int64_t batch = 32;
+  // Samples per pass: each model is timed at each (the local problems of a split or a small
+  // batch are small ones, and a curve fitted to large passes alone mispredicts them).
+  std::vector<std::int64_t> batches{32};
   int threads = 1;
   int repeats = 5;
+  std::string dtype = "fp32";  // the peak the fit may raise
 };
 
 using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;

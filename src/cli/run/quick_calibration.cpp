@@ -128,6 +128,7 @@ struct QuickResult {
   hw::Cluster calibrated;
   int ranks = 1, hosts = 1;
   double seconds = 0;
+  std::string dtype;  // whose peak the device fit may raise
 };
 
 // The point-to-point figures become the levels' own (the wire as MPI drives it); the other
@@ -182,7 +183,10 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   r.ranks = world.size();
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
   // The device first: the reductions' gamma reads its memory bandwidth.
-  r.device = measureDevice(ComputeBench{}, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
+  ComputeBench bench;
+  bench.batches = {32, 4};
+  bench.dtype = r.dtype = o.dtype;
+  r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
   r.calibrated.device = r.device.fitted;
   progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
                           comm::convertPathName(comm::activeConvertPath()));
@@ -225,8 +229,9 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   }
   out << "point_to_point becomes the level's own alpha and bandwidth; the others are kept as paths.\n";
   const hw::Device& d = r.calibrated.device;
-  out << fmt::format("device: memory bandwidth {} (was {}); efficiency", units::formatRate(d.memoryBandwidth),
-                     units::formatRate(before.device.memoryBandwidth));
+  out << fmt::format("device: memory bandwidth {} (was {}); peak {} (was {}); efficiency",
+                     units::formatRate(d.memoryBandwidth), units::formatRate(before.device.memoryBandwidth),
+                     units::formatFlopRate(d.peak(r.dtype)), units::formatFlopRate(before.device.peak(r.dtype)));
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
