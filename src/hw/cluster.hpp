@@ -160,6 +160,10 @@ struct Implementation {
   std::vector<PathLink> paths[kCommPaths];
   Overlap overlap;
   WireConversion wireConversion;
+  // Ranks running equal work drift apart (shared cores, the OS, the caches): every blocking
+  // synchronisation waits for the slowest, on average `skew` of the compute since the previous
+  // one for a pair of ranks (more for larger groups). 0: ranks keep in step.
+  double skew = 0;
 
   bool isIdentity() const;
   const PathLink* pathLink(CommPath path, const std::string& level) const;

@@ -117,12 +117,13 @@ PathLink readPathLink(const YamlValue& v) {
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion"};
+  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
   i.source = v.text("source", "");
   for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
+  i.skew = v.number("skew", 0.0);
   if (auto overlap = v.find("overlap")) {
     overlap->requireKeys({"hidden", "slowdown"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
@@ -183,6 +184,7 @@ std::string implementationSection(const Implementation& implementation) {
     section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}}}\n", implementation.overlap.hidden,
                            implementation.overlap.slowdown);
   }
+  if (implementation.skew != 0) section += fmt::format("  skew: {:.4g}\n", implementation.skew);
   if (!implementation.wireConversion.isIdentity()) {
     section += fmt::format("  wire_conversion: {{f16: {:.4g}, bf16: {:.4g}}}\n", implementation.wireConversion.f16,
                            implementation.wireConversion.bf16);

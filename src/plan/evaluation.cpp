@@ -144,6 +144,7 @@ class Evaluator {
     a_.reset(model_.size());
     splitLayers(model_, grid_, a_.splits);
     for (int i = 0; i < model_.size(); ++i) layerTerms(i);
+    if (grid_.pipeline == 1 && grid_.place == 1) skewWaits();
     if (grid_.pipeline > 1) {
       pipelineStages();
     } else if (grid_.place > 1) {
@@ -228,9 +229,46 @@ class Evaluator {
   void layerTerms(int i) {
     const LayerSplit& sp = a_.splits[i];
     layerCompute(i, sp);
-    const double halo = layerHalo(i, sp);
-    a_.communication[i] = halo + layerCollectives(i, sp);
+    a_.halo[i] = layerHalo(i, sp);
+    a_.communication[i] = a_.halo[i] + layerCollectives(i, sp);
     layerMemory(i, sp);
+  }
+
+  // Ranks drift apart between synchronisations (hw::Implementation::skew): each blocking one (a
+  // layer's halo exchange or collectives) waits for the slowest, `skew` of the compute since
+  // the previous one, forward through the loss and back. The compute after the last one waits
+  // at the gradient reduction (a data-parallel step's whole compute), or without one at the
+  // next step's first synchronisation. A pipeline's or placement's stages wait on each other
+  // anyway (their bubble).
+  void skewWaits() {
+    const double skew = cluster_.implementation.skew * skewGrowth(grid_.total());
+    skewTail_ = 0;
+    if (skew <= 0) return;
+    int first = -1;
+    auto wait = [&](int i, double seconds) {
+      a_.communication[i] += seconds;
+      (a_.halo[i] > 0 ? e_.time.halo : e_.time.layerCollectives) += seconds;
+    };
+    auto pass = [&](int i, double compute) {
+      skewTail_ += compute;
+      if (a_.communication[i] <= 0) return;
+      wait(i, skew * skewTail_);
+      if (first < 0) first = i;
+      skewTail_ = 0;
+    };
+    for (int i = 0; i < model_.size(); ++i) pass(i, a_.forward[i]);
+    for (int i = model_.size() - 1; i >= 0; --i) pass(i, a_.backward[i]);
+    skewTail_ *= skew;
+    if (static_cast<std::int64_t>(grid_.data) * grid_.spatial() == 1 && first >= 0) {
+      wait(first, skewTail_);  // no gradient reduction: the next step's first synchronisation waits
+      skewTail_ = 0;
+    }
+  }
+
+  // How much further the slowest of `ranks` falls behind than the slower of two: the expected
+  // maximum of that many normal deviations over two's, about sqrt(log2(ranks)).
+  static double skewGrowth(std::int64_t ranks) {
+    return ranks < 2 ? 0.0 : std::sqrt(std::log2(static_cast<double>(ranks)));
   }
 
   void replicaTotals() {
@@ -406,8 +444,8 @@ class Evaluator {
     const double backwardWall = grid_.pipeline > 1 ? t.backwardData + t.backwardWeight : lastReady;
     const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation,
                                                cluster_.implementation.overlap, a_.schedule);
-    t.gradientAllreduce = r.total;
-    t.gradientExposed = r.exposed;
+    t.gradientAllreduce = r.total + skewTail_;
+    t.gradientExposed = r.exposed + skewTail_;
     t.backwardData += r.computeStretch;  // backward measured on the wall clock includes it
     t.negotiation = 0;  // negotiation latency is inside the schedule
     e_.allreduceAlgorithm = algorithm.empty() ? "none" : std::string(algorithm);
@@ -444,6 +482,7 @@ class Evaluator {
   double activations_ = 0;
   double workspace_ = 0;
   double haloBufferBytes_ = 0;
+  double skewTail_ = 0;  // the gradient reduction's wait for the slowest rank (skewWaits)
   int slowestStage_ = 0;  // pipelines: the stage that sets the pace
   double stageParams_ = 0;
   double stageActivations_ = 0;
@@ -452,7 +491,7 @@ class Evaluator {
 }  // namespace
 
 void LayerArrays::reset(int layers) {
-  for (std::vector<double>* v : {&forward, &backward, &backwardData, &backwardWeight, &communication}) {
+  for (std::vector<double>* v : {&forward, &backward, &backwardData, &backwardWeight, &communication, &halo}) {
     v->assign(layers, 0.0);
   }
   stage.assign(layers, 0);

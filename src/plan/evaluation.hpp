@@ -18,7 +18,7 @@ namespace paraxis::plan::detail {
 // allocates nothing).
 struct LayerArrays {
   std::vector<LayerSplit> splits;
-  std::vector<double> forward, backward, backwardData, backwardWeight, communication;
+  std::vector<double> forward, backward, backwardData, backwardWeight, communication, halo;
   std::vector<GradientSource> sources;
   std::vector<int> stage;
   ScheduleScratch schedule;

@@ -77,5 +77,47 @@ TEST(EfficiencyFit, CurveNeverFalls) {
   EXPECT_EQ(fit.memoryBandwidth, 0);  // no element-wise calls
 }
 
+// A decade's efficiency is its work over its time, so the curve adds up to what its calls took
+// (a median of 0.5, 0.5 and 0.1 would be 0.5; the time says 3 / (2 + 10) = 0.25); a call faster
+// than the given peak raises the peak instead of being cut to it.
+TEST(EfficiencyFit, DecadesAddUpAndAFasterCallRaisesThePeak) {
+  const std::vector<TimedCall> calls{{2e6, 1, true, 2e6 / (1e9 * 0.5)}, {3e6, 1, true, 3e6 / (1e9 * 0.5)},
+                                     {5e6, 1, true, 5e6 / (1e9 * 0.1)}, {1e7, 1, true, 1e7 / (1e9 * 2)}};
+  const DeviceFit fit = fitDevice(calls, 1e9, 0);
+  EXPECT_DOUBLE_EQ(fit.peak, 2e9);
+  ASSERT_EQ(fit.efficiency.size(), 2U);
+  EXPECT_NEAR(fit.efficiency[0].efficiency, 1e7 / (2e9 * (0.004 + 0.006 + 0.05)), 1e-12);
+  EXPECT_NEAR(fit.efficiency[1].efficiency, 1, 1e-12);
+}
+
+// Each memory kind's fraction of the element-wise calls' bandwidth, forward and backward apart.
+TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  const int pool = static_cast<int>(hw::MemoryKind::kPool3d);
+  const int norm = static_cast<int>(hw::MemoryKind::kNormalization);
+  truth.memoryEfficiency[pool][0] = 0.05;
+  truth.memoryEfficiency[pool][1] = 0.4;
+  truth.memoryEfficiency[norm][0] = 0.25;
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e5; bytes < 1e8; bytes *= 4) {
+    for (const int kind : {-1, pool, norm}) {
+      TimedCall c{1, bytes, false, passSeconds(truth, 1e12, {1, bytes}, false, -1, kind), -1, kind};
+      c.backwardPasses = 1;
+      c.backwardBytes = bytes;
+      c.backwardSeconds = passSeconds(truth, 1e12, {1, bytes}, true, -1, kind);
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e12, 0);
+  EXPECT_NEAR(fit.memoryBandwidth / 10e9, 1, 1e-9);  // from the element-wise calls alone
+  EXPECT_NEAR(fit.memoryEfficiency[pool][0], 0.05, 1e-9);
+  EXPECT_NEAR(fit.memoryEfficiency[pool][1], 0.4, 1e-9);
+  EXPECT_NEAR(fit.memoryEfficiency[norm][0], 0.25, 1e-9);
+  EXPECT_NEAR(fit.memoryEfficiency[norm][1], 1, 1e-9);
+  EXPECT_NEAR(fit.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][0], 1, 1e-9);
+}
+
 }  // namespace
 }  // namespace paraxis::calib

@@ -85,8 +85,31 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv3d)] = {{{1e8, 0.1}, {1e10, 0.3}}, {{1e8, 0.05}, {1e10, 0.2}}};
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].forward = {{1e5, 0.01}, {1e8, 0.2}};
   c.device.bandwidthCurve = {{1e4, 2e12}, {1e8, 5e11}};
+  c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kPool3d)][0] = 0.03;
+  c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kPool2d)][1] = 0.2;
+  c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kNormalization)][0] = 0.25;
+  c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][1] = 1.5;
   c.device.prepare();
   expectPreparedEqualsReference(c);
+}
+
+// A memory-bound kind streams at its fraction of the curve, forward and backward apart; its
+// arithmetic runs at the peak, not on the matrix kernels' curve.
+TEST(Compute, MemoryKindsStreamAtTheirFractionOfTheBandwidth) {
+  hw::Device d{.memoryBandwidth = 1e9, .efficiency = {{1e3, 0.001}, {1e7, 0.001}, {1e9, 0.5}}};
+  const int pool = static_cast<int>(hw::MemoryKind::kPool3d);
+  d.memoryEfficiency[pool][0] = 0.25;
+  d.memoryEfficiency[pool][1] = 0.5;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e3, 1e6}, false, -1, pool), 4e-3);
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e3, 1e6}, true, -1, pool), 2e-3);
+  // 1e6 FLOPs on the matrix curve (0.001 of the peak) would take 1 ms: a kind's take 1 us.
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e6, 1e3}, false, -1, static_cast<int>(hw::MemoryKind::kElementwise)), 1e-6);
+  EXPECT_NEAR(passSeconds(d, 1e12, {1e6, 1e3}), 1e-3, 1e-12);
+  graph::ModelBuilder b("t", graph::TensorShape{4, {8, 8, 8}});
+  const int pooled = b.maxPool("p", b.conv("c", 0, {.filters = 4, .kernel = {3}, .padding = {1}}), {.kernel = {2}});
+  const graph::Model m = std::move(b).build();
+  EXPECT_EQ(memoryKindOf(m.layer(pooled)), pool);
+  EXPECT_EQ(memoryKindOf(m.layer(1)), -1);  // the convolution
 }
 
 // A kernel's curve is used for its layers only; backward passes take the backward curve.

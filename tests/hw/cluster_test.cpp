@@ -62,6 +62,9 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5};
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
+      c.implementation.skew = 0.0625;
+      c.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0] = 0.03125;
+      c.device.memoryEfficiency[static_cast<int>(MemoryKind::kNormalization)][1] = 0.5;
     }
     if (preset.name == "abci") {
       c.implementation.halo = 3;
@@ -98,6 +101,11 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.implementation.overlap.slowdown, c.implementation.overlap.slowdown);
     EXPECT_EQ(back.implementation.wireConversion.f16, c.implementation.wireConversion.f16);
     EXPECT_EQ(back.implementation.wireConversion.bf16, c.implementation.wireConversion.bf16);
+    EXPECT_EQ(back.implementation.skew, c.implementation.skew);
+    for (int k = 0; k < kMemoryKinds; ++k) {
+      EXPECT_EQ(back.device.memoryEfficiency[k][0], c.device.memoryEfficiency[k][0]) << kMemoryKindKeys[k];
+      EXPECT_EQ(back.device.memoryEfficiency[k][1], c.device.memoryEfficiency[k][1]) << kMemoryKindKeys[k];
+    }
     const auto sameCurve = [&](const std::vector<EfficiencyPoint>& a, const std::vector<EfficiencyPoint>& b) {
       ASSERT_EQ(a.size(), b.size()) << preset.name;
       for (std::size_t i = 0; i < a.size(); ++i) {
@@ -150,6 +158,33 @@ TEST(ClusterYaml, WireConversionRatesAreReadWithUnitsAndChecked) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  auto refused = [&](const std::string& text, const std::string& expected) {
+    try {
+      loadClusterText(text, "odd.yaml");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused(base + "implementation:\n  skew: 1.5\n", "odd.yaml: implementation.skew: expected a value in [0, 1], found 1.5");
+  const Cluster c = loadClusterText(base + "implementation:\n  skew: 0.05\n", "skewed");
+  EXPECT_DOUBLE_EQ(c.implementation.skew, 0.05);
+  EXPECT_FALSE(c.implementation.isIdentity());
+  auto withKinds = [&](const std::string& kinds) {
+    std::string text = base;
+    return text.insert(text.find("devices_per_node:"), "  memory_efficiency:\n" + kinds);
+  };
+  refused(withKinds("    pool3d: {forward: 0, backward: 1}\n"),
+          "odd.yaml: device.memory_efficiency.pool3d.forward: expected a value in [0.0001, 100], found 0");
+  refused(withKinds("    pool4d: {forward: 1, backward: 1}\n"), "pool4d");
+  const Cluster k = loadClusterText(withKinds("    pool3d: {forward: 0.03, backward: 0.2}\n"), "kinds");
+  EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0], 0.03);
+  EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][1], 0.2);
+  EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool2d)][0], 1);
 }
 
 TEST(ClusterYaml, PathLinkOnAnUnknownLevelNamesIt) {

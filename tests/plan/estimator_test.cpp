@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cost/collective_cost.hpp"
 #include "graph/zoo/zoo.hpp"
@@ -73,6 +74,35 @@ TEST_F(ThreeLayers, AnF16WireChargesTheConversionAtTheMeasuredRate) {
   EXPECT_NEAR(estimate(in, s).time.gradientAllreduce, wire + bytes / 1e9, 1e-15);
   s.comm.wire = WireFormat::kBF16;  // not measured for bf16: the bandwidth estimate again
   EXPECT_NEAR(estimate(in, s).time.gradientAllreduce, wire + 2 * bytes / kBandwidth, 1e-15);
+}
+
+// Ranks that drift apart by `skew` of their compute: a data-parallel step's reduction waits for
+// the slower rank's whole forward and backward; with four ranks the slowest lags further.
+TEST_F(ThreeLayers, SkewIsWaitedForAtEverySynchronisation) {
+  Strategy s{"data", Grid{.data = 2}, 8};
+  s.comm.overlap = false;
+  const Estimate even = estimate(in, s);
+  cluster.implementation.skew = 0.1;
+  const Estimate skewed = estimate(in, s);
+  const double compute = even.time.forward + even.time.backwardData + even.time.backwardWeight;
+  EXPECT_NEAR(skewed.time.gradientExposed - even.time.gradientExposed, 0.1 * compute, 1e-15);
+  EXPECT_NEAR(skewed.time.gradientAllreduce - even.time.gradientAllreduce, 0.1 * compute, 1e-15);
+  EXPECT_DOUBLE_EQ(skewed.time.forward, even.time.forward);
+  s.grid = Grid{.data = 4};
+  s.globalBatch = 16;
+  const Estimate four = estimate(in, s);
+  EXPECT_NEAR(four.time.gradientExposed - estimate(inputsFor(model, testing::toyCluster()), s).time.gradientExposed,
+              0.1 * std::sqrt(2.0) * compute, 1e-12);
+  // A filter split synchronises at its layers' collectives: the waits land there, and without a
+  // gradient reduction the step's last compute is waited for at the next step's first one.
+  const Strategy filter{"filter", Grid{.filter = 2}, 4};
+  cluster.implementation.skew = 0;
+  const Estimate split = estimate(in, filter);
+  cluster.implementation.skew = 0.1;
+  const Estimate splitSkewed = estimate(in, filter);
+  const double splitCompute = split.time.forward + split.time.backwardData + split.time.backwardWeight;
+  EXPECT_NEAR(splitSkewed.time.layerCollectives - split.time.layerCollectives, 0.1 * splitCompute, 1e-12);
+  EXPECT_EQ(splitSkewed.time.gradientExposed, 0);
 }
 
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {

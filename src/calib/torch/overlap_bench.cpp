@@ -21,14 +21,16 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 // A training step's worth of convolution: forward and backward of a 3x3, 64-channel layer.
 class ComputeLoop {
  public:
-  ComputeLoop()
-      : input_(torch::randn({8, 64, 32, 32}).requires_grad_(true)),
+  explicit ComputeLoop(int repeats = 4)
+      : repeats_(repeats),
+        input_(torch::randn({8, 64, 32, 32}).requires_grad_(true)),
         weight_(torch::randn({64, 64, 3, 3}).requires_grad_(true)) {}
   void operator()() {
-    for (int i = 0; i < 4; ++i) torch::conv2d(input_, weight_, {}, 1, 1).sum().backward();
+    for (int i = 0; i < repeats_; ++i) torch::conv2d(input_, weight_, {}, 1, 1).sum().backward();
   }
 
  private:
+  int repeats_;
   torch::Tensor input_, weight_;
 };
 
@@ -74,6 +76,40 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   m.overlap.slowdown = std::clamp(m.computeBeside / m.computeAlone, 1.0, 100.0);
   const double progressed = std::clamp(m.reductionAlone - m.waitAfter, 0.0, m.reductionAlone);
   m.overlap.hidden = std::clamp(progressed / m.computeBeside, 0.0, 1.0);
+  return m;
+}
+
+SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
+  train::configureTorchThreads(1, 1);
+  double word = 0;
+  comm::AllreduceOptions options;
+  options.deadlineSeconds = deadline;
+  auto synchronise = [&] { comm::allreduce(comm, &word, &word, 1, comm::DataType::kF64, options); };
+  SkewMeasurement m;
+  m.latency = comm::timeCollectively(comm, 1, 2 * kTrials, synchronise, deadline);
+  // Spans of a few milliseconds to a few tens, as between a step's synchronisations; each rank
+  // its own times (the wait is what one rank loses to the others).
+  double computed = 0, waited = 0;
+  int spans = 0;
+  for (const int repeats : {1, 4}) {
+    ComputeLoop compute(repeats);
+    compute();  // warm-up
+    for (int t = 0; t < 2 * kTrials; ++t, ++spans) {
+      comm::barrier(comm, deadline);
+      const auto start = Clock::now();
+      compute();
+      const double done = since(start);
+      synchronise();
+      computed += done;
+      waited += since(start) - done;
+    }
+  }
+  double sums[2] = {computed, waited};
+  comm::allreduce(comm, sums, sums, 2, comm::DataType::kF64, options);
+  const double samples = static_cast<double>(spans) * comm.size();
+  m.compute = sums[0] / samples;
+  m.wait = sums[1] / samples;
+  m.skew = std::clamp((m.wait - m.latency) / m.compute, 0.0, 1.0);
   return m;
 }
 

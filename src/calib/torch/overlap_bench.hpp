@@ -21,4 +21,16 @@ struct OverlapMeasurement {
 // Collective over `comm` (of two ranks or more); every rank returns the same figures.
 OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadline);
 
+// How far ranks running the same compute drift apart: each rank computes, then waits in a
+// blocking 8-byte allreduce, as a layer's collective or a step's last gradient reduction does.
+struct SkewMeasurement {
+  double compute = 0;  // seconds computed per trial, mean over ranks and trials
+  double latency = 0;  // the allreduce right after a barrier: no one to wait for
+  double wait = 0;     // the allreduce after the compute, mean over ranks and trials
+  double skew = 0;     // (wait - latency) / compute: hw::Implementation::skew
+};
+
+// Collective over `comm` (of two ranks or more); every rank returns the same figures.
+SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline);
+
 }  // namespace paraxis::calib

@@ -5,7 +5,8 @@
 // (calib/link_fit.hpp). Before that, the layers of four models timed on every rank at once,
 // which fits the device with the node's sharing of cores and memory included
 // (device_measurement); after it, an allreduce beside a convolution's forward and backward,
-// which gives the overlap (calib/torch/overlap_bench.hpp); and the rate of the fp16/bf16
+// which gives the overlap, and equal compute on every rank followed by a blocking allreduce,
+// which gives the ranks' skew (calib/torch/overlap_bench.hpp); and the rate of the fp16/bf16
 // wire's conversions (comm/convert_bench.hpp).
 #include "cli/run/quick_calibration.hpp"
 
@@ -125,6 +126,7 @@ struct QuickResult {
   DeviceMeasurement device;
   std::vector<calib::PathLinkFit> links;
   std::optional<calib::OverlapMeasurement> overlap;  // with two ranks or more
+  std::optional<calib::SkewMeasurement> skew;        // the same
   hw::Cluster calibrated;
   int ranks = 1, hosts = 1;
   double seconds = 0;
@@ -200,6 +202,10 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
     progress.flush();
     r.overlap = calib::measureOverlap(world, deadline);
     r.calibrated.implementation.overlap = r.overlap->overlap;
+    progress << "timing how far ranks computing the same drift apart ...\n";
+    progress.flush();
+    r.skew = calib::measureSkew(world, deadline);
+    r.calibrated.implementation.skew = r.skew->skew;
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.calibrated.implementation.source =
@@ -245,6 +251,13 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        units::formatSeconds(o.computeBeside), units::formatSeconds(o.computeAlone),
                        o.overlap.slowdown, o.overlap.hidden * 100, units::formatSeconds(o.waitAfter));
   }
+  if (r.skew) {
+    const calib::SkewMeasurement& k = *r.skew;
+    out << fmt::format("skew: after {} of the same compute a blocking allreduce took {} ({} right after a barrier): "
+                       "ranks drift apart by {:.1f}% of what they compute\n",
+                       units::formatSeconds(k.compute), units::formatSeconds(k.wait), units::formatSeconds(k.latency),
+                       k.skew * 100);
+  }
   out << fmt::format("measured in {:.0f} s\n", r.seconds);
 }
 
@@ -271,8 +284,12 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
                {"reduction_alone_s", o.reductionAlone}, {"compute_alone_s", o.computeAlone},
                {"compute_beside_s", o.computeBeside}, {"wait_after_s", o.waitAfter}};
   }
+  nlohmann::json skew = nullptr;
+  if (r.skew) {
+    skew = {{"skew", r.skew->skew}, {"compute_s", r.skew->compute}, {"wait_s", r.skew->wait}, {"latency_s", r.skew->latency}};
+  }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
-          {"paths", links}, {"overlap", overlap}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
+          {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
           {"efficiency", efficiency},
           {"wire_conversion_bytes_per_s",
            {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
