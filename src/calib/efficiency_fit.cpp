@@ -41,23 +41,33 @@ struct Curves {
   int forwardCalls = 0, backwardCalls = 0;
 };
 
-// Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel).
-Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel) {
+// The share of the curve's rate a call over `rows` rows reaches at `halfRateRows`.
+double rowsShare(double rows, double halfRateRows) { return halfRateRows > 0 && rows > 0 ? rows / (rows + halfRateRows) : 1; }
+
+double backwardBusy(const TimedCall& c, double callOverhead, double bandwidth) {
+  return c.backwardPasses == 0 ? 0
+                               : computeBusy(c.backwardFlops, c.backwardBytes,
+                                             c.backwardSeconds - c.backwardPasses * callOverhead, bandwidth);
+}
+
+// Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel), each call's
+// work counted as if it had rows enough (its FLOPs over its rows' share at `halfRateRows`).
+Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
+                 double halfRateRows = 0) {
   std::map<int, Work> forward, backward;
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
+    const double share = rowsShare(c.rows, halfRateRows);
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
-      w.amount += c.flops;
+      w.amount += c.flops / share;
       w.seconds += busy;
       ++out.forwardCalls;
     }
-    if (c.backwardPasses == 0) continue;
-    if (const double busy = computeBusy(c.backwardFlops, c.backwardBytes, c.backwardSeconds - c.backwardPasses * callOverhead, bandwidth);
-        busy > 0) {
+    if (const double busy = backwardBusy(c, callOverhead, bandwidth); busy > 0) {
       Work& w = backward[decadeOf(c.backwardFlops / c.backwardPasses)];
-      w.amount += c.backwardFlops;
+      w.amount += c.backwardFlops / share;
       w.seconds += busy;
       ++out.backwardCalls;
     }
@@ -67,9 +77,50 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   return out;
 }
 
+// Squared log error of a kernel's curves at `halfRateRows` on its compute-bound calls.
+double kernelError(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
+                   const Curves& curves, double halfRateRows) {
+  hw::Device d;
+  d.efficiency = curves.forward;
+  d.kernels[kernel] = {curves.forward, curves.backward, halfRateRows};
+  d.prepare();
+  double error = 0;
+  auto add = [&](double flops, double busy, bool backward, double rows) {
+    const double predicted = flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, rows));
+    error += std::pow(std::log(predicted / busy), 2);
+  };
+  for (const TimedCall& c : calls) {
+    if (!c.matrix || c.kernel != kernel) continue;
+    if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
+      add(c.flops, busy, false, c.rows);
+    }
+    if (const double busy = backwardBusy(c, callOverhead, bandwidth); busy > 0) {
+      add(c.backwardFlops / c.backwardPasses, busy / c.backwardPasses, true, c.rows);
+    }
+  }
+  return error;
+}
+
+// A kernel's own curves and the rows at which it runs at half their rate: the candidate (none,
+// or 1 to 16384 rows by factors of 2) whose curves fit its calls best.
+void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
+               hw::KernelCurves& out) {
+  double best = -1;
+  for (double half = 0; half <= 16384; half = half == 0 ? 1 : 2 * half) {
+    const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, half);
+    if (mine.forwardCalls < kFewestCalls) return;
+    const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, mine, half);
+    if (best >= 0 && error >= best) continue;
+    best = error;
+    out.forward = mine.forward;
+    out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+    out.halfRateRows = half;
+  }
+}
+
 // The fastest rate a compute-bound matrix call's forward reached: the curves are fractions of a
-// peak no call exceeds (a preset's peak can be below what a core does). Not the backward's: a
-// layer fed by the data computes no data gradient, though its backward FLOPs count one.
+// peak no call exceeds (a preset's peak can be below what a core does). Forward only: backward
+// passes run on curves of their own, below it.
 double fastestRate(const std::vector<TimedCall>& calls, double callOverhead, double bandwidth) {
   double fastest = 0;
   for (const TimedCall& c : calls) {
@@ -142,11 +193,7 @@ DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double cal
   fit.backwardEfficiency = all.backward;
   fit.computeCalls = all.forwardCalls;
   fit.backwardCalls = all.backwardCalls;
-  for (int k = 0; k < hw::kKernels; ++k) {
-    const Curves mine = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, k);
-    if (mine.forwardCalls >= kFewestCalls) fit.kernels[k].forward = mine.forward;
-    if (mine.backwardCalls >= kFewestCalls) fit.kernels[k].backward = mine.backward;
-  }
+  for (int k = 0; k < hw::kKernels; ++k) fitKernel(calls, fit.peak, callOverhead, fit.memoryBandwidth, k, fit.kernels[k]);
   return fit;
 }
 

@@ -15,6 +15,7 @@ struct TimedCall {
   double seconds = 0;  // measured
   int kernel = -1;     // its hw::Kernel, for a matrix product
   int memoryKind = -1; // its hw::MemoryKind, for the rest (-1: element-wise)
+  double rows = 0;     // a matrix product's rows: samples x output positions
   // Its backward passes (the gradients of data and of weights), when they were timed.
   int backwardPasses = 0;
   double backwardFlops = 0, backwardBytes = 0, backwardSeconds = 0;
@@ -39,7 +40,9 @@ struct DeviceFit {
 // non-decreasing in FLOPs (the curve's contract), where the peak is raised to the fastest
 // call's rate if a call ran faster than `peak` (so efficiencies stay <= 1). The backward curve the same
 // from the matrix products' backward passes, at the FLOPs of one pass. Then both curves again
-// per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone.
+// per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
+// with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows)
+// where that fits its calls better.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
 
 }  // namespace paraxis::calib

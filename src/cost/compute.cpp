@@ -23,6 +23,17 @@ int kernelOf(const graph::Layer& layer) {
   return static_cast<int>(layer.output.rank() == 3 ? hw::Kernel::kConv3d : hw::Kernel::kConv2d);
 }
 
+namespace {
+
+// A matrix kernel's rows per sample: its output positions.
+double outputPositions(const graph::Layer& layer) {
+  double positions = 1;
+  for (const std::int64_t extent : layer.output.spatial) positions *= static_cast<double>(extent);
+  return positions;
+}
+
+}  // namespace
+
 int memoryKindOf(const graph::Layer& layer) {
   using graph::LayerKind;
   switch (layer.kind) {
@@ -63,9 +74,10 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   LayerWork w;
   w.kernel = kernelOf(layer);
   w.memoryKind = memoryKindOf(layer);
-  w.forward = {c.forwardFlops * flopShare, in + out + weights};
-  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0};
-  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0};
+  const double rows = s.samples * s.spatial * outputPositions(layer);
+  w.forward = {c.forwardFlops * flopShare, in + out + weights, rows};
+  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows};
+  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0, rows};
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
                                    s.inputChannels, s.outputChannels);
@@ -77,8 +89,9 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
                    int memoryKind) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
-  const double efficiency =
-      work.flops > 0 && memoryKind < 0 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) : 1;
+  const double efficiency = work.flops > 0 && memoryKind < 0
+                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) * device.rowsFactor(kernel, work.rows)
+                                : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
   return device.callOverhead + std::max(compute, memory);
@@ -103,11 +116,13 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    if (device.efficiencyFloor > 0 && pass.flops / (peak * device.efficiencyFloor) <= memorySeconds(pass, backward)) {
-      return device.efficiencyFloor;
+    const double rows = device.rowsFactor(work.kernel, pass.rows);
+    if (device.efficiencyFloor > 0 &&
+        pass.flops / (peak * device.efficiencyFloor * rows) <= memorySeconds(pass, backward)) {
+      return device.efficiencyFloor * rows;
     }
     if (pass.flops <= 0) return 1.0;
-    return device.efficiencyOf(work.kernel, backward, std::log(pass.flops));
+    return device.efficiencyOf(work.kernel, backward, std::log(pass.flops)) * rows;
   };
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
@@ -132,6 +147,7 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
                  layer.kind == LayerKind::kFullyConnected;
     p.kernel = kernelOf(layer);
     p.memoryKind = memoryKindOf(layer);
+    p.positions = outputPositions(layer);
     p.flops[0] = static_cast<double>(c.forwardFlops);
     p.flops[1] = static_cast<double>(c.backwardDataFlops);
     p.flops[2] = static_cast<double>(c.backwardWeightFlops);
@@ -179,6 +195,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
                        p.params * channelShare * delta;
   const double memorySeconds = bytes * (device.bandwidthCurve.empty() ? rates.secondsPerByte : device.secondsPerByte(bytes));
   const double floorSeconds = rates.floorSecondsPerFlop;
+  const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial) : 1;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes) {
     const double flops = p.flops[k] * flopShare;
@@ -189,12 +206,12 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     double efficiency;
     if (p.memoryKind >= 0) {
       efficiency = 1;
-    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds) {
-      efficiency = device.efficiencyFloor;
+    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds * rowsFactor) {
+      efficiency = device.efficiencyFloor * rowsFactor;
     } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel)) {
       efficiency = forwardEfficiency;
     } else {
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare));
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare)) * rowsFactor;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

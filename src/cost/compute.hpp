@@ -24,6 +24,7 @@ struct LocalShare {
 struct PassWork {
   double flops = 0;
   double bytes = 0;
+  double rows = 0;  // a matrix kernel's rows: samples x output positions (hw::Device::rowsFactor)
 };
 
 struct LayerWork {
@@ -51,7 +52,8 @@ double channelTileWaste(double tile, double inputChannels, double outputChannels
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& share, int bytesPerElement,
                     double channelTile = 1, double inputChannels = 0);
 
-// overhead + max(flops / (peak x efficiency(flops)), bytes / memory bandwidth); 0 for no work.
+// overhead + max(flops / (peak x efficiency(flops) x rowsFactor(rows)), bytes / memory bandwidth);
+// 0 for no work.
 // `backward`: a gradient pass; `kernel`: the curve's kernel (hw::Device::efficiencyOf);
 // `memoryKind`: the bandwidth's kind (hw::Device::memoryEfficiency).
 double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward = false, int kernel = -1,
@@ -72,6 +74,7 @@ struct LayerProfile {
   double inputElements = 0;     // per sample, first input
   double outputElements = 0;    // per sample
   double params = 0;
+  double positions = 1;         // output positions per sample: a matrix kernel's rows per sample
   double inputChannels = 0;     // weighted layers: the matrix product's channel dimensions
   double outputChannels = 0;
   bool weighted = false;        // conv, deconv, fully connected: both channel dimensions split

@@ -166,6 +166,7 @@ void validateDevice(const Device& device, const Checker& c) {
   for (int k = 0; k < kKernels; ++k) {
     efficiency(device.kernels[k].forward, fmt::format("device.kernels.{}.efficiency", kKernelKeys[k]));
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
+    c.within(device.kernels[k].halfRateRows, 0, 1e9, fmt::format("device.kernels.{}.half_rate_rows", kKernelKeys[k]));
   }
   c.curve(device.bandwidthCurve, "device.memory_bandwidth_curve", "bytes", 1e18, "bandwidth", 1e3, 1e16);
   for (int k = 0; k < kMemoryKinds; ++k) {

@@ -30,6 +30,11 @@ inline constexpr int kMemoryKinds = 4;
 
 struct KernelCurves {
   std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
+  // The rows (samples x output positions) at which the kernel runs at half the rate its curve
+  // gives: a convolution over few positions reuses each weight it loads few times (ResNet-18's
+  // last 3x3 convolutions on 2x2 positions at batch 8 run at a fifth of the rate of its first
+  // ones on 16x16, at the same FLOPs). 0: no such effect.
+  double halfRateRows = 0;
 };
 
 struct Device {
@@ -77,6 +82,12 @@ struct Device {
   // specific curve there is: the kernel's for that pass, the device's for that pass, the
   // kernel's forward, the device's forward.
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
+  // The share of its curve's rate a pass of `kernel` over `rows` rows reaches:
+  // rows / (rows + halfRateRows), 1 without the kernel's figure.
+  double rowsFactor(int kernel, double rows) const {
+    const double half = kernel >= 0 ? kernels[kernel].halfRateRows : 0;
+    return half > 0 && rows > 0 ? rows / (rows + half) : 1;
+  }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;
   // Caches log(flops) of the curve's points (the loader calls it; efficiencyAt works without).

@@ -64,7 +64,8 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     for (int k = 0; k < kKernels; ++k) {
       const auto kernel = kernels->find(kKernelKeys[k]);
       if (!kernel) continue;
-      kernel->requireKeys({"efficiency", "backward_efficiency"});
+      kernel->requireKeys({"efficiency", "backward_efficiency", "half_rate_rows"});
+      d.kernels[k].halfRateRows = kernel->number("half_rate_rows", 0.0);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
     }
@@ -227,12 +228,13 @@ std::string clusterYaml(const Cluster& c) {
   bool anyKernel = false;
   for (int k = 0; k < kKernels; ++k) {
     const KernelCurves& curves = c.device.kernels[k];
-    if (curves.forward.empty() && curves.backward.empty()) continue;
+    if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0) continue;
     if (!anyKernel) y += "  kernels:\n";
     anyKernel = true;
     y += fmt::format("    {}:\n", kKernelKeys[k]);
     writeCurve("efficiency", curves.forward, "      ");
     writeCurve("backward_efficiency", curves.backward, "      ");
+    if (curves.halfRateRows != 0) y += fmt::format("      half_rate_rows: {:.6g}\n", curves.halfRateRows);
   }
   bool anyKind = false;
   for (int k = 0; k < kMemoryKinds; ++k) {

@@ -90,6 +90,27 @@ TEST(EfficiencyFit, DecadesAddUpAndAFasterCallRaisesThePeak) {
   EXPECT_NEAR(fit.efficiency[1].efficiency, 1, 1e-12);
 }
 
+// Calls of one FLOP count over few and many rows: the fit finds the rows at half rate.
+TEST(EfficiencyFit, FindsTheRowsAtWhichAKernelRunsAtHalfRate) {
+  hw::Device truth;
+  truth.memoryBandwidth = 1e15;
+  truth.efficiency = {{1, 0.8}};
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  truth.kernels[conv] = {{{1, 0.8}}, {}, 128};
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (double flops = 2e6; flops < 5e9; flops *= 3) {
+    for (double rows = 8; rows <= 8192; rows *= 4) {
+      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, {flops, 1, rows}, false, conv), conv};
+      c.rows = rows;
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e11, 0);
+  EXPECT_EQ(fit.kernels[conv].halfRateRows, 128);
+  for (const hw::EfficiencyPoint& p : fit.kernels[conv].forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
+}
+
 // Each memory kind's fraction of the element-wise calls' bandwidth, forward and backward apart.
 TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   hw::Device truth;

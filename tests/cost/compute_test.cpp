@@ -89,8 +89,26 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kPool2d)][1] = 0.2;
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kNormalization)][0] = 0.25;
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][1] = 1.5;
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateRows = 96;
+  c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateRows = 8;
   c.device.prepare();
   expectPreparedEqualsReference(c);
+}
+
+// A matrix kernel over few rows runs at rows / (rows + halfRateRows) of its curve's rate.
+TEST(Compute, FewRowsSlowAMatrixKernel) {
+  hw::Device d{.memoryBandwidth = 1e15, .efficiency = {{1, 0.5}}};
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  d.kernels[conv].halfRateRows = 100;
+  d.prepare();
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100}, false, conv), 4e-3);   // half of 0.5
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300}, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100}, false, static_cast<int>(hw::Kernel::kConv3d)), 2e-3);
+  graph::ModelBuilder b("t", graph::TensorShape{8, {16, 16}});
+  const int c = b.conv("c", 0, {.filters = 8, .kernel = {3}, .stride = {2}, .padding = {1}});
+  const graph::Model m = std::move(b).build();
+  const LayerWork w = layerWork(m.layer(c), 8 * 256, {.samples = 4, .spatial = 0.5}, 4);
+  EXPECT_DOUBLE_EQ(w.forward.rows, 4 * 0.5 * 64);  // samples x its share of the 8x8 output positions
 }
 
 // A memory-bound kind streams at its fraction of the curve, forward and backward apart; its

@@ -59,6 +59,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     if (preset.name == "local") {
       c.device.backwardEfficiency = {{1e6, 0.1}, {1e9, 0.5}};
       c.device.kernels[static_cast<int>(Kernel::kConv3d)].backward = {{1e8, 0.3}};
+      c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateRows = 96;
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5};
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
@@ -118,6 +119,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     for (int k = 0; k < kKernels; ++k) {
       sameCurve(back.device.kernels[k].forward, c.device.kernels[k].forward);
       sameCurve(back.device.kernels[k].backward, c.device.kernels[k].backward);
+      EXPECT_EQ(back.device.kernels[k].halfRateRows, c.device.kernels[k].halfRateRows);
     }
     for (int p = 0; p < kCommPaths; ++p) {
       ASSERT_EQ(back.implementation.paths[p].size(), c.implementation.paths[p].size());

@@ -103,6 +103,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
       call.backwardSeconds = backward[i];
     }
     call.layer = layer.name;
+    call.rows = work.forward.rows;
     calls.push_back(call);
   }
   return calls;

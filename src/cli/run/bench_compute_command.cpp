@@ -41,11 +41,11 @@ struct Options : ComputeBench {
 std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double forward = 0, backward = 0;
   for (const calib::TimedCall& c : calls) {
-    forward += cost::passSeconds(device, peak, {c.flops, c.bytes}, false, c.kernel, c.memoryKind);
+    forward += cost::passSeconds(device, peak, {c.flops, c.bytes, c.rows}, false, c.kernel, c.memoryKind);
     if (c.backwardPasses == 0) continue;
     const double passes = c.backwardPasses;
-    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes}, true,
-                                          c.kernel, c.memoryKind);
+    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes, c.rows},
+                                          true, c.kernel, c.memoryKind);
   }
   return {forward, backward};
 }
@@ -148,6 +148,10 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
     const std::string backward = fmt::format("{} backward", hw::kKernelKeys[k]);
     if (!fit.kernels[k].forward.empty()) printCurve(forward.c_str(), fit.kernels[k].forward, -1, out);
     if (!fit.kernels[k].backward.empty()) printCurve(backward.c_str(), fit.kernels[k].backward, -1, out);
+    if (fit.kernels[k].halfRateRows > 0) {
+      out << fmt::format("{} runs at half its curve's rate over {:g} rows (samples x output positions)\n",
+                         hw::kKernelKeys[k], fit.kernels[k].halfRateRows);
+    }
   }
   if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
 }

@@ -51,6 +51,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   for (int k = 0; k < hw::kKernels; ++k) {
     if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].forward = m.fit.kernels[k].forward;
     if (!m.fit.kernels[k].backward.empty()) m.fitted.kernels[k].backward = m.fit.kernels[k].backward;
+    if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].halfRateRows = m.fit.kernels[k].halfRateRows;
   }
   m.fitted.prepare();
   return m;
