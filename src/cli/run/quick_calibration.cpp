@@ -239,6 +239,13 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                      units::formatRate(d.memoryBandwidth), units::formatRate(before.device.memoryBandwidth),
                      units::formatFlopRate(d.peak(r.dtype)), units::formatFlopRate(before.device.peak(r.dtype)));
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  out << "\nfraction of that bandwidth reached (forward, backward):";
+  for (int k = 0; k < hw::kMemoryKinds; ++k) {
+    out << fmt::format("  {} {:.0f}%, {:.0f}%", hw::kMemoryKindKeys[k], d.memoryEfficiency[k][0] * 100, d.memoryEfficiency[k][1] * 100);
+  }
+  for (int k = 0; k < hw::kKernels; ++k) {
+    if (d.kernels[k].halfRateRows > 0) out << fmt::format("; {} at half rate over {:g} rows", hw::kKernelKeys[k], d.kernels[k].halfRateRows);
+  }
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
