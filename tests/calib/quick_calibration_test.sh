@@ -37,6 +37,8 @@ o = d["overlap"] or {}
 if not (0 <= o.get("hidden", -1) <= 1 and 1 <= o.get("slowdown", 0) <= 100): problems.append(f"overlap {o}")
 if not 0 < o.get("compute_alone_s", 0) <= o.get("compute_beside_s", 0): problems.append(f"overlap times {o}")
 if d["ranks"] != 2: problems.append(f"ranks {d['ranks']}")
+k = d["skew"] or {}
+if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get("compute_s", 0)): problems.append(f"skew {k}")
 print("; ".join(problems) or "ok")
 PY
 )
