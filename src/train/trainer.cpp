@@ -313,8 +313,14 @@ class Trainer {
       loss = dp_.step(x, y, learningRate(o_, progress, grid_.data));
       report_.peakStepBytes = std::max(report_.peakStepBytes, peak.peakBytes());
     }
+    // The step's closing agreement (the replica's loss, the divergence check) is its first
+    // synchronisation after backward: the ranks wait there for the slowest one and for the
+    // reductions queued ahead on the communicator, so its time is exposed communication.
+    const auto agreeing = Clock::now();
     loss = dp_.executor().replicaLoss(loss);
     stopIfDiverged(loss);
+    const auto agreed = Clock::now();
+    trace::complete("gradient_exposed", "gradient_exposed", agreeing, agreed);
     if (measured) {
       const StepTimes& st = dp_.times();
       const BatchExecutor::LayerComm layers = dp_.executor().layerComm();
@@ -327,7 +333,7 @@ class Trainer {
       t.layerCollectives += layers.forward.collectives + layers.backward.collectives;
       t.pipelineP2P += layers.pipelineTransfers;
       t.bubble += layers.bubble;
-      t.gradientExposed += st.exposedCommunication;
+      t.gradientExposed += st.exposedCommunication + std::chrono::duration<double>(agreed - agreeing).count();
       t.gradientAllreduce += st.totalCommunication;
       t.update += st.update;
       report_.trainingSeconds += std::chrono::duration<double>(Clock::now() - start).count();
