@@ -9,13 +9,13 @@ namespace {
 
 int decadeOf(double flops) { return static_cast<int>(std::floor(std::log10(flops))); }
 
-// Per decade of FLOPs the decade's work over its time (its calls' efficiency weighted by their
-// time, so the curve adds up to what the calls took: a median under-predicted a model whose
-// slow calls shared a decade with fast ones by a third), made non-decreasing.
 struct Work {
   double amount = 0, seconds = 0;  // FLOPs or bytes, and the seconds they took
 };
 
+// Per decade of FLOPs the decade's work over its time (its calls' efficiency weighted by their
+// time, so the curve adds up to what the calls took: a median under-predicted a model whose
+// slow calls shared a decade with fast ones by a third), made non-decreasing.
 std::vector<hw::EfficiencyPoint> curveOf(const std::map<int, Work>& byDecade, double peak) {
   std::vector<hw::EfficiencyPoint> curve;
   double floor = 0;
@@ -41,9 +41,6 @@ struct Curves {
   int forwardCalls = 0, backwardCalls = 0;
 };
 
-// The share of the curve's rate a call over `rows` rows reaches at `halfRateRows`.
-double rowsShare(double rows, double halfRateRows) { return halfRateRows > 0 && rows > 0 ? rows / (rows + halfRateRows) : 1; }
-
 double backwardBusy(const TimedCall& c, double callOverhead, double bandwidth) {
   return c.backwardPasses == 0 ? 0
                                : computeBusy(c.backwardFlops, c.backwardBytes,
@@ -58,7 +55,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double share = rowsShare(c.rows, halfRateRows);
+    const double share = hw::rowsShare(c.rows, halfRateRows);
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
       w.amount += c.flops / share;

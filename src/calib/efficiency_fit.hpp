@@ -28,17 +28,18 @@ struct DeviceFit {
   hw::KernelCurves kernels[hw::kKernels];               // per kernel, from its own calls (empty: too few)
   double memoryBandwidth = 0;                           // 0: no element-wise calls
   std::vector<hw::EfficiencyPoint> bandwidthCurve;      // {bytes, bytes/s}: per decade of bytes
-  double memoryEfficiency[hw::kMemoryKinds][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};  // per kind, forward and backward
+  hw::MemoryEfficiency memoryEfficiency;                // per kind, forward and backward
   int computeCalls = 0, memoryCalls = 0, backwardCalls = 0;  // the calls each fit used
   double peak = 0;  // what the efficiencies are fractions of: the given peak, or a faster call's rate
 };
 
 // Memory bandwidth: bytes / (seconds - overhead) of the element-wise calls, overall and per
-// decade of bytes (the curve); then per memory kind (2-D and 3-D pooling, normalization, element-wise) and
-// pass, the fraction of that curve its calls reached. Efficiency: for the matrix products that are compute-bound at that
-// bandwidth, per decade of FLOPs the decade's FLOPs / (peak x its seconds - overhead), made
-// non-decreasing in FLOPs (the curve's contract), where the peak is raised to the fastest
-// call's rate if a call ran faster than `peak` (so efficiencies stay <= 1). The backward curve the same
+// decade of bytes (the curve); then per memory kind (2-D and 3-D pooling, normalization,
+// element-wise) and pass, the fraction of that curve its calls reached. Efficiency: for the
+// matrix products that are compute-bound at that bandwidth, per decade of FLOPs the decade's
+// FLOPs / (peak x its seconds - overhead), made non-decreasing in FLOPs (the curve's contract),
+// where the peak is raised to the fastest call's rate if a call ran faster than `peak` (so
+// efficiencies stay <= 1). The backward curve the same
 // from the matrix products' backward passes, at the FLOPs of one pass. Then both curves again
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
 // with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows)

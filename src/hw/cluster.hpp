@@ -28,6 +28,24 @@ enum class MemoryKind { kPool2d, kPool3d, kNormalization, kElementwise };
 inline constexpr const char* kMemoryKindKeys[] = {"pool2d", "pool3d", "normalization", "elementwise"};
 inline constexpr int kMemoryKinds = 4;
 
+// Per memory kind, forward and backward: the fraction of the bandwidth curve its passes reach
+// (e[kind][0] forward, e[kind][1] backward); 1, the curve's, unless fitted.
+struct MemoryEfficiency {
+  double of[kMemoryKinds][2];
+  MemoryEfficiency() {
+    for (double* pass : of) pass[0] = pass[1] = 1;
+  }
+  double* operator[](int kind) { return of[kind]; }
+  const double* operator[](int kind) const { return of[kind]; }
+};
+
+// The share of its curve's rate a matrix kernel over `rows` rows (samples x output positions)
+// reaches when it runs at half rate over `halfRateRows`: rows / (rows + halfRateRows); 1
+// without a figure.
+inline double rowsShare(double rows, double halfRateRows) {
+  return halfRateRows > 0 && rows > 0 ? rows / (rows + halfRateRows) : 1;
+}
+
 struct KernelCurves {
   std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
   // The rows (samples x output positions) at which the kernel runs at half the rate its curve
@@ -47,9 +65,8 @@ struct Device {
   // the caches, large ones stream from memory. Empty: memoryBandwidth for every size.
   std::vector<EfficiencyPoint> bandwidthCurve;  // {bytes, bytes/s}
   double secondsPerByte(double bytes) const;
-  // Per memory kind (MemoryKind), forward and backward: the fraction of the bandwidth curve
-  // its passes reach, as fitted to timed layers. 1: the curve's.
-  double memoryEfficiency[kMemoryKinds][2] = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  // Per memory kind (MemoryKind), as fitted to timed layers.
+  MemoryEfficiency memoryEfficiency;
   // Seconds per byte of a pass of `memoryKind` (-1: no kind of its own, the curve's).
   double secondsPerByte(double bytes, int memoryKind, bool backward) const {
     return memoryKind < 0 ? secondsPerByte(bytes) : secondsPerByte(bytes) / memoryEfficiency[memoryKind][backward ? 1 : 0];
@@ -82,11 +99,9 @@ struct Device {
   // specific curve there is: the kernel's for that pass, the device's for that pass, the
   // kernel's forward, the device's forward.
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
-  // The share of its curve's rate a pass of `kernel` over `rows` rows reaches:
-  // rows / (rows + halfRateRows), 1 without the kernel's figure.
+  // rowsShare at the kernel's halfRateRows (1 for no matrix kernel).
   double rowsFactor(int kernel, double rows) const {
-    const double half = kernel >= 0 ? kernels[kernel].halfRateRows : 0;
-    return half > 0 && rows > 0 ? rows / (rows + half) : 1;
+    return kernel >= 0 ? rowsShare(rows, kernels[kernel].halfRateRows) : 1;
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

@@ -444,7 +444,9 @@ class Evaluator {
     const double backwardWall = grid_.pipeline > 1 ? t.backwardData + t.backwardWeight : lastReady;
     const GradientResult r = scheduleGradients(a_.sources, backwardWall, settings, reduce, negotiation,
                                                cluster_.implementation.overlap, a_.schedule);
-    t.gradientAllreduce = r.total + skewTail_;
+    // The wait for the slowest rank is exposed time, not the reduction's own work (which the
+    // wire's format and the algorithm set).
+    t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed + skewTail_;
     t.backwardData += r.computeStretch;  // backward measured on the wall clock includes it
     t.negotiation = 0;  // negotiation latency is inside the schedule

@@ -135,12 +135,7 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
     }
     out << '\n';
   }
-  out << "fraction of that bandwidth reached (forward, backward):";
-  for (int k = 0; k < hw::kMemoryKinds; ++k) {
-    out << fmt::format("  {} {:.0f}%, {:.0f}%", hw::kMemoryKindKeys[k], fitted.memoryEfficiency[k][0] * 100,
-                       fitted.memoryEfficiency[k][1] * 100);
-  }
-  out << '\n';
+  out << "fraction of that bandwidth reached (forward, backward):  " << memoryKindsText(fitted) << '\n';
   printCurve("forward", fitted.efficiency, fit.computeCalls, out);
   if (!fitted.backwardEfficiency.empty()) printCurve("backward", fitted.backwardEfficiency, fit.backwardCalls, out);
   for (int k = 0; k < hw::kKernels; ++k) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <ostream>
 
 #include "calib/torch/compute_bench.hpp"
@@ -46,8 +45,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   if (!m.fit.bandwidthCurve.empty()) m.fitted.bandwidthCurve = m.fit.bandwidthCurve;
   if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
   if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
-  std::copy(&m.fit.memoryEfficiency[0][0], &m.fit.memoryEfficiency[0][0] + 2 * hw::kMemoryKinds,
-            &m.fitted.memoryEfficiency[0][0]);
+  m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
   for (int k = 0; k < hw::kKernels; ++k) {
     if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].forward = m.fit.kernels[k].forward;
     if (!m.fit.kernels[k].backward.empty()) m.fitted.kernels[k].backward = m.fit.kernels[k].backward;
@@ -55,6 +53,15 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   }
   m.fitted.prepare();
   return m;
+}
+
+std::string memoryKindsText(const hw::Device& device) {
+  std::string text;
+  for (int k = 0; k < hw::kMemoryKinds; ++k) {
+    text += fmt::format("{}{} {:.0f}%, {:.0f}%", k == 0 ? "" : "  ", hw::kMemoryKindKeys[k],
+                        device.memoryEfficiency[k][0] * 100, device.memoryEfficiency[k][1] * 100);
+  }
+  return text;
 }
 
 }  // namespace paraxis::cli

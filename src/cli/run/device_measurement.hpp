@@ -36,4 +36,8 @@ struct DeviceMeasurement {
 DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
                                 const comm::Communicator& comm, double deadline, std::ostream& progress);
 
+// "pool2d 13%, 21%  pool3d 3%, 19%  ...": each memory kind's fraction of the bandwidth curve,
+// forward and backward, as bench compute and calibrate --quick print it.
+std::string memoryKindsText(const hw::Device& device);
+
 }  // namespace paraxis::cli

@@ -239,10 +239,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                      units::formatRate(d.memoryBandwidth), units::formatRate(before.device.memoryBandwidth),
                      units::formatFlopRate(d.peak(r.dtype)), units::formatFlopRate(before.device.peak(r.dtype)));
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
-  out << "\nfraction of that bandwidth reached (forward, backward):";
-  for (int k = 0; k < hw::kMemoryKinds; ++k) {
-    out << fmt::format("  {} {:.0f}%, {:.0f}%", hw::kMemoryKindKeys[k], d.memoryEfficiency[k][0] * 100, d.memoryEfficiency[k][1] * 100);
-  }
+  out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
   for (int k = 0; k < hw::kKernels; ++k) {
     if (d.kernels[k].halfRateRows > 0) out << fmt::format("; {} at half rate over {:g} rows", hw::kKernelKeys[k], d.kernels[k].halfRateRows);
   }
