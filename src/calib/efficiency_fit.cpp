@@ -47,15 +47,17 @@ double backwardBusy(const TimedCall& c, double callOverhead, double bandwidth) {
                                              c.backwardSeconds - c.backwardPasses * callOverhead, bandwidth);
 }
 
+bool oneSample(const TimedCall& c) { return c.samples > 0 && c.samples < 1.5; }
+
 // Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel), each call's
-// work counted as if it had rows enough (its FLOPs over its rows' share at `halfRateRows`).
+// work counted as if it had rows enough (its FLOPs over its rows' share at `rows`' half rate).
 Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-                 double halfRateRows = 0) {
+                 const hw::KernelCurves& rows = {}) {
   std::map<int, Work> forward, backward;
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double share = hw::rowsShare(c.rows, halfRateRows);
+    const double share = hw::rowsShare(c.rows, rows.halfRateRowsAt(c.samples));
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
       w.amount += c.flops / share;
@@ -74,44 +76,64 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   return out;
 }
 
-// Squared log error of a kernel's curves at `halfRateRows` on its compute-bound calls.
+// Squared log error of a kernel's curves at `rows`' half rates on its compute-bound calls.
 double kernelError(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-                   const Curves& curves, double halfRateRows) {
+                   const Curves& curves, const hw::KernelCurves& rows) {
   hw::Device d;
   d.efficiency = curves.forward;
-  d.kernels[kernel] = {curves.forward, curves.backward, halfRateRows};
+  d.kernels[kernel] = rows;
+  d.kernels[kernel].forward = curves.forward;
+  d.kernels[kernel].backward = curves.backward;
   d.prepare();
   double error = 0;
-  auto add = [&](double flops, double busy, bool backward, double rows) {
-    const double predicted = flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, rows));
+  auto add = [&](double flops, double busy, bool backward, const TimedCall& c) {
+    const double predicted =
+        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.samples));
     error += std::pow(std::log(predicted / busy), 2);
   };
   for (const TimedCall& c : calls) {
     if (!c.matrix || c.kernel != kernel) continue;
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
-      add(c.flops, busy, false, c.rows);
+      add(c.flops, busy, false, c);
     }
     if (const double busy = backwardBusy(c, callOverhead, bandwidth); busy > 0) {
-      add(c.backwardFlops / c.backwardPasses, busy / c.backwardPasses, true, c.rows);
+      add(c.backwardFlops / c.backwardPasses, busy / c.backwardPasses, true, c);
     }
   }
   return error;
 }
 
-// A kernel's own curves and the rows at which it runs at half their rate: the candidate (none,
-// or 1 to 16384 rows by factors of 2) whose curves fit its calls best.
+// The candidate half-rate rows: none, or 1 to 16384 by factors of 2.
+std::vector<double> halfRateCandidates() {
+  std::vector<double> rows{0};
+  for (double r = 1; r <= 16384; r *= 2) rows.push_back(r);
+  return rows;
+}
+
+// A kernel's own curves and the rows at which it runs at half their rate, for batches and, where
+// it has one-sample calls, for those: the pair of candidates whose curves fit its calls best.
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
                hw::KernelCurves& out) {
+  const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [&](const TimedCall& c) {
+    return c.matrix && c.kernel == kernel && oneSample(c);
+  });
+  const std::vector<double> candidates = halfRateCandidates();
+  const std::vector<double> oneSampleCandidates = anyOneSample ? candidates : std::vector<double>{-1};
   double best = -1;
-  for (double half = 0; half <= 16384; half = half == 0 ? 1 : 2 * half) {
-    const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, half);
-    if (mine.forwardCalls < kFewestCalls) return;
-    const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, mine, half);
-    if (best >= 0 && error >= best) continue;
-    best = error;
-    out.forward = mine.forward;
-    out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
-    out.halfRateRows = half;
+  for (const double half : candidates) {
+    for (const double oneSampleHalf : oneSampleCandidates) {
+      hw::KernelCurves rows;
+      rows.halfRateRows = half;
+      rows.oneSampleHalfRateRows = oneSampleHalf;
+      const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, rows);
+      if (mine.forwardCalls < kFewestCalls) return;
+      const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, mine, rows);
+      if (best >= 0 && error >= best) continue;
+      best = error;
+      out = rows;
+      out.forward = mine.forward;
+      out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+    }
   }
 }
 

@@ -16,6 +16,7 @@ struct TimedCall {
   int kernel = -1;     // its hw::Kernel, for a matrix product
   int memoryKind = -1; // its hw::MemoryKind, for the rest (-1: element-wise)
   double rows = 0;     // a matrix product's rows: samples x output positions
+  double samples = 0;  // the call's samples (one runs LibTorch's one-sample kernels); 0: unknown
   // Its backward passes (the gradients of data and of weights), when they were timed.
   int backwardPasses = 0;
   double backwardFlops = 0, backwardBytes = 0, backwardSeconds = 0;
@@ -42,8 +43,9 @@ struct DeviceFit {
 // efficiencies stay <= 1). The backward curve the same
 // from the matrix products' backward passes, at the FLOPs of one pass. Then both curves again
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
-// with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows)
-// where that fits its calls better.
+// with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows,
+// and oneSampleHalfRateRows for its one-sample calls when there are any) where that fits its
+// calls better.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
 
 }  // namespace paraxis::calib

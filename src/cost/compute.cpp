@@ -75,9 +75,10 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   w.kernel = kernelOf(layer);
   w.memoryKind = memoryKindOf(layer);
   const double rows = s.samples * s.spatial * outputPositions(layer);
-  w.forward = {c.forwardFlops * flopShare, in + out + weights, rows};
-  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows};
-  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0, rows};
+  w.forward = {c.forwardFlops * flopShare, in + out + weights, rows, s.samples};
+  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows, s.samples};
+  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0, rows,
+                      s.samples};
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
                                    s.inputChannels, s.outputChannels);
@@ -90,7 +91,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
-                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) * device.rowsFactor(kernel, work.rows)
+                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) * device.rowsFactor(kernel, work.rows, work.samples)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -116,7 +117,7 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double rows = device.rowsFactor(work.kernel, pass.rows);
+    const double rows = device.rowsFactor(work.kernel, pass.rows, pass.samples);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * rows) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * rows;
@@ -195,7 +196,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
                        p.params * channelShare * delta;
   const double memorySeconds = bytes * (device.bandwidthCurve.empty() ? rates.secondsPerByte : device.secondsPerByte(bytes));
   const double floorSeconds = rates.floorSecondsPerFlop;
-  const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial) : 1;
+  const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, s.samples) : 1;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes) {
     const double flops = p.flops[k] * flopShare;

@@ -24,7 +24,8 @@ struct LocalShare {
 struct PassWork {
   double flops = 0;
   double bytes = 0;
-  double rows = 0;  // a matrix kernel's rows: samples x output positions (hw::Device::rowsFactor)
+  double rows = 0;     // a matrix kernel's rows: samples x output positions (hw::Device::rowsFactor)
+  double samples = 0;  // the samples of the call (one runs other kernels); 0: unknown, a batch
 };
 
 struct LayerWork {

@@ -53,6 +53,13 @@ struct KernelCurves {
   // last 3x3 convolutions on 2x2 positions at batch 8 run at a fifth of the rate of its first
   // ones on 16x16, at the same FLOPs). 0: no such effect.
   double halfRateRows = 0;
+  // The same for calls over one sample, which LibTorch runs with another kernel (its native
+  // per-sample convolution instead of oneDNN's): ResNet-18's 2x2-position convolutions at batch
+  // 1 took a third of the time per sample they take at batch 2. <0: as halfRateRows.
+  double oneSampleHalfRateRows = -1;
+  double halfRateRowsAt(double samples) const {
+    return samples > 0 && samples < 1.5 && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
+  }
 };
 
 struct Device {
@@ -99,9 +106,10 @@ struct Device {
   // specific curve there is: the kernel's for that pass, the device's for that pass, the
   // kernel's forward, the device's forward.
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
-  // rowsShare at the kernel's halfRateRows (1 for no matrix kernel).
-  double rowsFactor(int kernel, double rows) const {
-    return kernel >= 0 ? rowsShare(rows, kernels[kernel].halfRateRows) : 1;
+  // rowsShare at the kernel's half-rate rows for a call over `samples` (1 for no matrix kernel;
+  // samples 0: unknown, taken as a batch).
+  double rowsFactor(int kernel, double rows, double samples) const {
+    return kernel >= 0 ? rowsShare(rows, kernels[kernel].halfRateRowsAt(samples)) : 1;
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

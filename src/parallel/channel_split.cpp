@@ -28,7 +28,7 @@ torch::Tensor allgatherSlices(const ChannelSplit& split, const torch::Tensor& x,
     whole[static_cast<std::size_t>(dim)] = ChannelSplit::sliceAt(q, split.comm.size(), slicing);
     p.owned.push_back(whole);
   }
-  return redistribute(split.comm, x.contiguous(), p);
+  return redistribute(split.comm, x.contiguous(x.suggest_memory_format()), p);
 }
 
 class GatherForRedundantFunction : public torch::autograd::Function<GatherForRedundantFunction> {
@@ -115,10 +115,11 @@ torch::Tensor completeGradient(const ChannelSplit& split, const torch::Tensor& x
   return split.comm.size() == 1 || !x.requires_grad() ? x : CompleteGradientFunction::apply(x, &split);
 }
 
-// Into a new tensor (the input may be saved for another backward): no copy before the wire.
+// Into a new tensor (the input may be saved for another backward): no copy before the wire, in
+// the layout the input has (NHWC stays NHWC; every rank's tensor has the same layout).
 torch::Tensor sumOverGroup(const ChannelSplit& split, const torch::Tensor& x) {
-  const torch::Tensor in = x.contiguous();
-  torch::Tensor sum = torch::empty_like(in, torch::MemoryFormat::Contiguous);
+  const torch::Tensor in = x.contiguous(x.suggest_memory_format());
+  torch::Tensor sum = torch::empty_like(in, in.suggest_memory_format());
   const auto start = std::chrono::steady_clock::now();
   comm::allreduce(split.comm, in.data_ptr(), sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
   addCommTime(CommKind::kCollective, start, static_cast<std::int64_t>(sum.numel() * sum.element_size()));

@@ -154,9 +154,9 @@ class RedistributeFunction : public torch::autograd::Function<RedistributeFuncti
         allToAll(*comm, pack(local, p.owned[me], e.send), e.sendCounts, e.recvCounts, static_cast<CommKind>(kind));
     // Owners cover every cell inside the global tensor: only a window past its edge needs the fill.
     const bool inside = cells(intersect(p.needed[me], wholeOf(p.globalShape))) == cells(p.needed[me]);
-    const auto options = local.options().memory_format(c10::nullopt);
-    torch::Tensor out = inside ? torch::empty(extentsOf(p.needed[me]), options)
-                               : torch::full(extentsOf(p.needed[me]), fill, options);
+    // In the layout of the input (NHWC stays NHWC, the layers' own).
+    torch::Tensor out = torch::empty(extentsOf(p.needed[me]), local.options().memory_format(local.suggest_memory_format()));
+    if (!inside) out.fill_(fill);
     if (cells(e.self) > 0) viewOf(out, p.needed[me], e.self).copy_(viewOf(local, p.owned[me], e.self));
     unpack(received, out, p.needed[me], e.recv, false);
     ctx->saved_data["comm"] = reinterpret_cast<std::int64_t>(comm);
@@ -173,7 +173,7 @@ class RedistributeFunction : public torch::autograd::Function<RedistributeFuncti
     // The reverse exchange: what this rank received, it returns; what it sent comes back.
     const torch::Tensor returned = allToAll(*comm, pack(grads[0], p.needed[me], e.recv), e.recvCounts, e.sendCounts,
                                             static_cast<CommKind>(ctx->saved_data["kind"].toInt()));
-    torch::Tensor grad = torch::zeros(extentsOf(p.owned[me]), grads[0].options().memory_format(c10::nullopt));
+    torch::Tensor grad = torch::zeros(extentsOf(p.owned[me]), grads[0].options().memory_format(grads[0].suggest_memory_format()));
     if (cells(e.self) > 0) viewOf(grad, p.owned[me], e.self).copy_(viewOf(grads[0], p.needed[me], e.self));
     unpack(returned, grad, p.owned[me], e.send, true);
     return {grad, {}, {}, {}, {}};

@@ -190,7 +190,7 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
 
 std::vector<torch::Tensor> IrNetImpl::run(const torch::Tensor& input) {
   std::vector<torch::Tensor> outputs(model_.size());
-  outputs[0] = channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
+  outputs[0] = laidOut(input);
   for (int i = 1; i < model_.size(); ++i) {
     if (beforeLayer_) beforeLayer_(i);
     const auto start = std::chrono::steady_clock::now();

@@ -45,6 +45,12 @@ class IrNetImpl : public torch::nn::Module {
   // layers themselves): with tracing on, its forward in the trace and, in training, the hook that
   // times its backward (traceLayerBackward).
   void layerDone(int index, const torch::Tensor& output, std::chrono::steady_clock::time_point start);
+  // The input as the layers take it: NHWC for 2-D samples with channelsLast (every executor
+  // lays its input out so; a layer fed NCHW converts on every call, and torch's pooling and
+  // batch norm run 2-10x slower on NCHW than on NHWC on one thread here).
+  torch::Tensor laidOut(const torch::Tensor& input) const {
+    return channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
+  }
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // Layer `index` overwrites its first input (an in-place ReLU or Add).

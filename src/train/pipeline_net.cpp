@@ -137,7 +137,7 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
   if (inner_) inner_->startRun(size);
   if (stage_ == 0) {
     const torch::Tensor mine = batch.narrow(0, micro * size, size);
-    outputs[0] = inner_ ? inner_->localInput(mine) : mine;
+    outputs[0] = inner_ ? inner_->localInput(mine) : net_->laidOut(mine);
   }
   for (std::size_t k = 0; k < received_.size(); ++k) {
     f.leaves.push_back(await(b.activationsIn[micro][k], b.activations[micro][k], b).requires_grad_(true));
@@ -244,7 +244,7 @@ std::vector<torch::Tensor> PipelineNet::run(const torch::Tensor& batch) {
   const torch::TensorOptions options = batch.options().dtype(net_->parameters().front().scalar_type());
   std::vector<torch::Tensor> outputs(model.size());
   if (inner_) inner_->startRun(n);
-  if (stage_ == 0) outputs[0] = inner_ ? inner_->localInput(batch) : batch;
+  if (stage_ == 0) outputs[0] = inner_ ? inner_->localInput(batch) : net_->laidOut(batch);
   for (int j : received_) {
     outputs[j] = torch::empty(shapeOf(j, n), options);
     comm::recv(*links_.activationsIn, outputs[j].data_ptr(), static_cast<std::size_t>(outputs[j].numel()),

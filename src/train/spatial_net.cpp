@@ -60,7 +60,11 @@ SpatialNet::SpatialNet(IrNet net, const parallel::SpatialSplit& split, SpatialOp
                                     splitOf_.back()->ranks(), split.comm.size()));
     }
   }
-  layout_.assign(model.size(), Layout::kSpatial);
+  // A group of one rank (a filter or channel grid's spatial group) holds whole samples: its
+  // layers are torch's own, not the spatial ones (whose batch norm, pooling windows and halo
+  // padding cost 2-8x torch's fused kernels for nothing to exchange).
+  const bool wholeSamples = split.comm.size() == 1 && !options_.filterHead;
+  layout_.assign(model.size(), wholeSamples ? Layout::kSamples : Layout::kSpatial);
   converted_.resize(model.size());
   checkExtents(0);
   for (int i = 1; i < model.size(); ++i) {

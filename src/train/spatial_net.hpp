@@ -90,7 +90,7 @@ class SpatialNet final : public BatchExecutor {
   // (localShape: its spatial block, sample share, channel slice); countBackward before the
   // backward pass. The layers' communication adds up in layerComm() until resetCommTimes().
   void startRun(std::int64_t samples);
-  torch::Tensor localInput(const torch::Tensor& batch) const { return splitOf(0).local(batch); }
+  torch::Tensor localInput(const torch::Tensor& batch) const { return net_->laidOut(splitOf(0).local(batch)); }
   void runLayer(int index, std::vector<torch::Tensor>& outputs);
   void countBackward() { parallel::setCommTimeSink(&comm_.backward); }
   void resetCommTimes() { comm_ = {}; }

@@ -182,7 +182,10 @@ TEST(SpatialBatchNorm, GlobalStatisticsMatchOneRankOnEveryGrid) {
       const torch::Tensor upstream = torch::randn(reference.sizes());
       (reference * upstream).sum().backward();
 
-      const torch::Tensor xLocal = split.local(x.detach()).requires_grad_(true);
+      // NHWC blocks as IrNet lays 2-D samples out (torch's kernels take either layout).
+      torch::Tensor block = split.local(x.detach());
+      if (dims == 2) block = block.contiguous(torch::MemoryFormat::ChannelsLast);
+      const torch::Tensor xLocal = block.requires_grad_(true);
       const torch::Tensor w = weight.detach().clone().requires_grad_(true);
       const torch::Tensor b = bias.detach().clone().requires_grad_(true);
       torch::Tensor localMean = torch::zeros({shape[1]}), localVar = torch::ones({shape[1]});

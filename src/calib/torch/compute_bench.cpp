@@ -104,6 +104,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     }
     call.layer = layer.name;
     call.rows = work.forward.rows;
+    call.samples = static_cast<double>(batch);
     calls.push_back(call);
   }
   return calls;

@@ -41,10 +41,10 @@ struct Options : ComputeBench {
 std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double forward = 0, backward = 0;
   for (const calib::TimedCall& c : calls) {
-    forward += cost::passSeconds(device, peak, {c.flops, c.bytes, c.rows}, false, c.kernel, c.memoryKind);
+    forward += cost::passSeconds(device, peak, {c.flops, c.bytes, c.rows, c.samples}, false, c.kernel, c.memoryKind);
     if (c.backwardPasses == 0) continue;
     const double passes = c.backwardPasses;
-    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes, c.rows},
+    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes, c.rows, c.samples},
                                           true, c.kernel, c.memoryKind);
   }
   return {forward, backward};
@@ -143,10 +143,9 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
     const std::string backward = fmt::format("{} backward", hw::kKernelKeys[k]);
     if (!fit.kernels[k].forward.empty()) printCurve(forward.c_str(), fit.kernels[k].forward, -1, out);
     if (!fit.kernels[k].backward.empty()) printCurve(backward.c_str(), fit.kernels[k].backward, -1, out);
-    if (fit.kernels[k].halfRateRows > 0) {
-      out << fmt::format("{} runs at half its curve's rate over {:g} rows (samples x output positions)\n",
-                         hw::kKernelKeys[k], fit.kernels[k].halfRateRows);
-    }
+  }
+  if (const std::string rows = halfRateRowsText(fitted); !rows.empty()) {
+    out << "at half its curve's rate over rows (samples x output positions): " << rows << '\n';
   }
   if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
 }

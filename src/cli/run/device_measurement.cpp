@@ -49,7 +49,10 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   for (int k = 0; k < hw::kKernels; ++k) {
     if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].forward = m.fit.kernels[k].forward;
     if (!m.fit.kernels[k].backward.empty()) m.fitted.kernels[k].backward = m.fit.kernels[k].backward;
-    if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].halfRateRows = m.fit.kernels[k].halfRateRows;
+    if (!m.fit.kernels[k].forward.empty()) {
+      m.fitted.kernels[k].halfRateRows = m.fit.kernels[k].halfRateRows;
+      m.fitted.kernels[k].oneSampleHalfRateRows = m.fit.kernels[k].oneSampleHalfRateRows;
+    }
   }
   m.fitted.prepare();
   return m;
@@ -60,6 +63,17 @@ std::string memoryKindsText(const hw::Device& device) {
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
     text += fmt::format("{}{} {:.0f}%, {:.0f}%", k == 0 ? "" : "  ", hw::kMemoryKindKeys[k],
                         device.memoryEfficiency[k][0] * 100, device.memoryEfficiency[k][1] * 100);
+  }
+  return text;
+}
+
+std::string halfRateRowsText(const hw::Device& device) {
+  std::string text;
+  for (int k = 0; k < hw::kKernels; ++k) {
+    const hw::KernelCurves& c = device.kernels[k];
+    if (c.halfRateRows <= 0 && c.oneSampleHalfRateRows <= 0) continue;
+    text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
+    if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
   }
   return text;
 }

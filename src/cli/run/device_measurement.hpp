@@ -39,5 +39,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
 // "pool2d 13%, 21%  pool3d 3%, 19%  ...": each memory kind's fraction of the bandwidth curve,
 // forward and backward, as bench compute and calibrate --quick print it.
 std::string memoryKindsText(const hw::Device& device);
+// Per matrix kernel with a half-rate figure: its rows, and its one-sample rows where fitted.
+std::string halfRateRowsText(const hw::Device& device);
 
 }  // namespace paraxis::cli

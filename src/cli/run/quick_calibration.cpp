@@ -186,7 +186,7 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
   // The device first: the reductions' gamma reads its memory bandwidth.
   ComputeBench bench;
-  bench.batches = {32, 4};
+  bench.batches = {32, 4, 1};
   bench.dtype = r.dtype = o.dtype;
   r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
   r.calibrated.device = r.device.fitted;
@@ -240,9 +240,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                      units::formatFlopRate(d.peak(r.dtype)), units::formatFlopRate(before.device.peak(r.dtype)));
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
-  for (int k = 0; k < hw::kKernels; ++k) {
-    if (d.kernels[k].halfRateRows > 0) out << fmt::format("; {} at half rate over {:g} rows", hw::kKernelKeys[k], d.kernels[k].halfRateRows);
-  }
+  if (const std::string rows = halfRateRowsText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
