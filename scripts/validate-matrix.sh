@@ -98,7 +98,9 @@ for model in "${model_list[@]}"; do
     report="$work/${model//@/_}.${grid}.json"
     if [ -n "$keep" ] && [ -s "$report" ]; then echo "  $model $grid: kept from an earlier run in $keep" >&2; continue; fi
     start=$(date +%s)
-    if launch train "${args[@]}" --grid "$grid" --report "$report" >"$work/log" 2>&1; then
+    # --cluster: the run executes what plan picks on the cluster it is validated against (the
+    # allreduce, a pipeline's stage cut).
+    if launch train "${args[@]}" --grid "$grid" --cluster "$cluster" --report "$report" >"$work/log" 2>&1; then
       echo "  $model $grid: $(( $(date +%s) - start )) s" >&2
     else
       echo "  $model $grid: did not run: $(grep -m1 'paraxis:' "$work/log" || tail -1 "$work/log")" >&2

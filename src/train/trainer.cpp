@@ -30,6 +30,14 @@
 #include "train/torch_runtime.hpp"
 
 namespace paraxis::train {
+
+int microBatchesOf(const TrainOptions& o, const plan::Grid& g) {
+  if (o.microBatches > 0) return o.microBatches;
+  int micro = static_cast<int>(std::min<std::int64_t>(o.batchPerRank, 4LL * g.pipeline));
+  while (micro > 1 && o.batchPerRank % micro != 0) --micro;
+  return micro;
+}
+
 namespace {
 
 // Progress redraws one line with '\r' only on a terminal of this process's own: under a launcher
@@ -130,25 +138,18 @@ int slicingRanks(const plan::Grid& g) { return g.filter * g.channel; }
 // The ranks of the spatial, filter and channel axes (a replica's, or a pipeline stage's).
 int layerAxisRanks(const plan::Grid& g) { return g.channel * g.filter * g.spatial(); }
 
-// Each layer's stage, balanced by the oracle's modelled times on this host (the 'local'
-// preset) for one micro-batch, so memory-bound layers weigh what they cost; rank 0's
-// partition on every rank (replicas must hold the same layers).
-std::vector<int> stagesByTime(const comm::Communicator& world, const graph::Model& model, int stages, double samples) {
+// Each layer's stage, balanced by the oracle's modelled times on `cluster`'s device for one
+// micro-batch, so memory-bound layers weigh what they cost; rank 0's partition on every rank
+// (replicas must hold the same layers).
+std::vector<int> stagesByTime(const comm::Communicator& world, const graph::Model& model, int stages, double samples,
+                              const std::string& cluster) {
   std::vector<int> stageOf(static_cast<std::size_t>(model.size()), 0);
   if (world.rank() == 0) {
-    const hw::Cluster host = hw::loadCluster("local");
+    const hw::Cluster host = hw::loadCluster(cluster);
     stageOf = plan::modelStages(model, stages, &host.device, samples);
   }
   comm::broadcast(world, stageOf.data(), stageOf.size(), comm::DataType::kI32);
   return stageOf;
-}
-
-// The micro-batches of a pipeline: as asked, or the largest divisor of the batch up to 4 per stage.
-int microBatchesOf(const TrainOptions& o, const plan::Grid& g) {
-  if (o.microBatches > 0) return o.microBatches;
-  int micro = static_cast<int>(std::min<std::int64_t>(o.batchPerRank, 4LL * g.pipeline));
-  while (micro > 1 && o.batchPerRank % micro != 0) --micro;
-  return micro;
 }
 
 GridGroups gridGroups(const comm::Communicator& world, const plan::Grid& g, int dims, bool overlap) {
@@ -205,7 +206,8 @@ std::unique_ptr<BatchExecutor> executorFor(const comm::Communicator& world, IrNe
   }
   if (g.pipeline == 1) return layerAxes(std::move(net), g, groups, o);
   const int micro = microBatchesOf(o, g);
-  std::vector<int> stages = stagesByTime(world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro);
+  std::vector<int> stages =
+      stagesByTime(world, net->model(), g.pipeline, static_cast<double>(o.batchPerRank) / micro, o.stageCluster);
   std::unique_ptr<SpatialNet> inner = layerAxes(net, g, groups, o);
   return std::make_unique<PipelineNet>(std::move(net), *groups.pipeline, micro, o.schedule, std::move(stages),
                                        std::move(inner));

@@ -35,6 +35,9 @@ struct TrainOptions {
   // 4 per stage) and the schedule.
   int microBatches = 0;
   plan::PipelineSchedule schedule = plan::PipelineSchedule::kOneFOneB;
+  // The cluster (preset or file) on whose device the stages are balanced: the run's --cluster,
+  // so that train cuts the stages where plan and validate, on that cluster, price them.
+  std::string stageCluster = "local";
   // Placement grids: each IR layer's measured seconds for one step of batchPerRank samples,
   // forward and backward, which the placement schedules (empty: the 'local' preset's model).
   std::vector<double> layerForwardSeconds, layerBackwardSeconds;
@@ -74,6 +77,10 @@ struct EpochReport {
   std::optional<double> testAccuracy;  // none for a regression model
   double seconds = 0;
 };
+
+// The micro-batches of a pipeline grid's replica: as asked, or the largest divisor of the batch
+// up to 4 per stage.
+int microBatchesOf(const TrainOptions& o, const plan::Grid& g);
 
 struct TrainReport {
   int ranks = 1;

@@ -111,6 +111,35 @@ TEST(EfficiencyFit, FindsTheRowsAtWhichAKernelRunsAtHalfRate) {
   for (const hw::EfficiencyPoint& p : fit.kernels[conv].forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
 }
 
+// Batches over many rows at one half rate, single samples at another (LibTorch's one-sample
+// convolution kernel): the fit finds both.
+TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
+  hw::Device truth;
+  truth.memoryBandwidth = 1e15;
+  truth.efficiency = {{1, 0.5}};
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  truth.kernels[conv].forward = {{1, 0.5}};
+  truth.kernels[conv].halfRateRows = 64;
+  truth.kernels[conv].oneSampleHalfRateRows = 8;
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (const double samples : {1.0, 4.0, 32.0}) {
+    for (double positions = 4; positions <= 1024; positions *= 4) {
+      const double flops = 1e6 * samples * positions;
+      const double rows = samples * positions;
+      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, {flops, 1, rows, samples}, false, conv), conv};
+      c.rows = rows;
+      c.samples = samples;
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e11, 0);
+  EXPECT_EQ(fit.kernels[conv].halfRateRows, 64);
+  EXPECT_EQ(fit.kernels[conv].oneSampleHalfRateRows, 8);
+  for (TimedCall& c : calls) c.samples = 0;  // unknown: no one-sample figure to fit
+  EXPECT_EQ(fitDevice(calls, 1e11, 0).kernels[conv].oneSampleHalfRateRows, -1);
+}
+
 // Each memory kind's fraction of the element-wise calls' bandwidth, forward and backward apart.
 TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   hw::Device truth;

@@ -52,7 +52,8 @@ void expectPreparedEqualsReference(const hw::Cluster& cluster) {
     for (int trial = 0; trial < 3; ++trial) {
       for (int i = 0; i < m.size(); ++i) {
         const graph::Layer& layer = m.layer(i);
-        LocalShare share{.samples = static_cast<double>(samples(rng))};
+        // The last trial over one sample (a device's one-sample kernels).
+        LocalShare share{.samples = trial == 2 ? 1.0 : static_cast<double>(samples(rng))};
         if (trial > 0) {
           share.spatial = fraction(rng);
           share.inputSpatial = fraction(rng);
@@ -91,6 +92,7 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][1] = 1.5;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateRows = 96;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateRows = 8;
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
   c.device.prepare();
   expectPreparedEqualsReference(c);
 }
@@ -104,6 +106,11 @@ TEST(Compute, FewRowsSlowAMatrixKernel) {
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100}, false, conv), 4e-3);   // half of 0.5
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300}, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100}, false, static_cast<int>(hw::Kernel::kConv3d)), 2e-3);
+  // One sample runs LibTorch's one-sample kernel, at its own half-rate rows where fitted.
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100, 1}, false, conv), 4e-3);  // not fitted: as a batch
+  d.kernels[conv].oneSampleHalfRateRows = 300;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300, 1}, false, conv), 4e-3);
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300, 2}, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
   graph::ModelBuilder b("t", graph::TensorShape{8, {16, 16}});
   const int c = b.conv("c", 0, {.filters = 8, .kernel = {3}, .stride = {2}, .padding = {1}});
   const graph::Model m = std::move(b).build();

@@ -60,6 +60,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.backwardEfficiency = {{1e6, 0.1}, {1e9, 0.5}};
       c.device.kernels[static_cast<int>(Kernel::kConv3d)].backward = {{1e8, 0.3}};
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateRows = 96;
+      c.device.kernels[static_cast<int>(Kernel::kConv2d)].oneSampleHalfRateRows = 12;
+      c.device.kernels[static_cast<int>(Kernel::kFullyConnected)].oneSampleHalfRateRows = 0;
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5};
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
@@ -120,6 +122,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       sameCurve(back.device.kernels[k].forward, c.device.kernels[k].forward);
       sameCurve(back.device.kernels[k].backward, c.device.kernels[k].backward);
       EXPECT_EQ(back.device.kernels[k].halfRateRows, c.device.kernels[k].halfRateRows);
+      EXPECT_EQ(back.device.kernels[k].oneSampleHalfRateRows, c.device.kernels[k].oneSampleHalfRateRows);
     }
     for (int p = 0; p < kCommPaths; ++p) {
       ASSERT_EQ(back.implementation.paths[p].size(), c.implementation.paths[p].size());
@@ -187,6 +190,9 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0], 0.03);
   EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][1], 0.2);
   EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool2d)][0], 1);
+  std::string rows = base;
+  rows.insert(rows.find("devices_per_node:"), "  kernels:\n    conv2d:\n      one_sample_half_rate_rows: -4\n");
+  refused(rows, "odd.yaml: device.kernels.conv2d.one_sample_half_rate_rows: expected a value in [0, 1e+09], found -4");
 }
 
 TEST(ClusterYaml, PathLinkOnAnUnknownLevelNamesIt) {

@@ -155,7 +155,7 @@ void applyOracleAllreduce(const std::string& clusterName, const graph::Model& mo
   s.name = plan::strategyNameOf(s.grid);
   s.globalBatch = t.batchPerRank * s.grid.data;
   s.comm = t.comm;
-  s.microBatches = t.microBatches;
+  s.microBatches = s.grid.pipeline > 1 ? train::microBatchesOf(t, s.grid) : 1;
   s.schedule = t.schedule;
   plan::Oracle oracle(planInputs(model, cluster, "fp32", 0));
   const plan::Estimate e = oracle.estimate(s, false);
@@ -251,7 +251,10 @@ void run(Options& o, const CLI::App& command, Context& context) {
   }
   if (o.train.threads == 0) o.train.threads = static_cast<int>(context.knobs.getInt("threads"));
   o.train.progressInterval = context.knobs.getDouble("progress_interval");
-  if (!o.cluster.empty()) applyOracleAllreduce(o.cluster, model, world.comm.size(), o.train);
+  if (!o.cluster.empty()) {
+    applyOracleAllreduce(o.cluster, model, world.comm.size(), o.train);
+    o.train.stageCluster = o.cluster;
+  }
   measureLayerTimes(world.comm, model, context.knobs.getDouble("comm_deadline"), o.train);
   const nlohmann::json machine = machineJson(world.comm);
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
@@ -340,7 +343,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--cluster", o->cluster,
                 "a preset or cluster file: with --allreduce auto, run the gradient allreduce the oracle picks for this "
-                "run on it (as plan --emit writes it)");
+                "run on it (as plan --emit writes it); pipeline stages balanced on its device (default: the local preset's)");
   c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts")
       ->check(within(0, 1e6));
   c->add_flag("--quiet", o->train.quiet, "no progress output");
