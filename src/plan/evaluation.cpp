@@ -6,6 +6,7 @@
 
 #include "plan/op_graph.hpp"
 #include "plan/pipeline_partition.hpp"
+#include "plan/pipeline_schedule.hpp"
 #include "plan/placement.hpp"
 
 namespace paraxis::plan::detail {
@@ -320,11 +321,12 @@ class Evaluator {
   }
 
   // Balanced stages; each micro-batch passes every stage forward and backward. The slowest
-  // stage sets the pace; the bubble is one micro-batch's pass through the other stages (the
-  // filling and draining around the slowest stage's m steps): (p - 1) of its steps when the
-  // stages balance, less when they do not (cosmoflow's 3-D layers cut unevenly). Unbalanced,
-  // it is a bound: 1F1B hides a fast stage's passes under a slow first stage's (measured:
-  // cosmoflow 64^3 on 2 stages, 923 ms against 1069 predicted, 1260 with (p - 1) steps).
+  // stage's passes are the work; the bubble is the rest of the schedule's makespan (its
+  // pipelineSteps played out with each stage's pass times): (p - 1) of its steps when the
+  // stages balance, less when they do not (cosmoflow's 3-D layers cut unevenly, and 1F1B hides
+  // the fast second stage's passes under the first's: measured 923 ms on 2 stages of 64^3, 1260
+  // predicted with (p - 1) of the slowest stage's steps). A stage's layer collectives count
+  // half to each pass.
   void pipelineStages() {
     const StageSums sums = sumStages();
     int slowest = 0;
@@ -348,8 +350,12 @@ class Evaluator {
     t.halo = 0;
     t.layerCollectives = micro_ * sums.communication[slowest];
     t.pipelineP2P = (micro_ + grid_.pipeline - 1) * p2p;
-    t.bubble = 0;
-    for (int st = 0; st < grid_.pipeline; ++st) t.bubble += st == slowest ? 0 : sums.busy(st);
+    std::vector<double> forward(grid_.pipeline), backward(grid_.pipeline);
+    for (int st = 0; st < grid_.pipeline; ++st) {
+      forward[st] = sums.forward[st] + sums.communication[st] / 2;
+      backward[st] = sums.backward[st] + sums.communication[st] / 2;
+    }
+    t.bubble = std::max(0.0, pipelineMakespan(s_.schedule, forward, backward, micro_) - micro_ * sums.busy(slowest));
     slowestStage_ = slowest;
     stageParams_ = sums.params[slowest];
     stageActivations_ = sums.activations[slowest];

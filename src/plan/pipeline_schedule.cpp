@@ -27,6 +27,54 @@ std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, i
   return steps;
 }
 
+namespace {
+
+// m passes of the slowest stage and one micro-batch through the others, with the transfers
+// of one micro-batch's way through and back.
+double pipelineBound(const std::vector<double>& forward, const std::vector<double>& backward, int micro,
+                     double transfer) {
+  double slowest = 0, all = 0;
+  for (std::size_t s = 0; s < forward.size(); ++s) {
+    slowest = std::max(slowest, forward[s] + backward[s]);
+    all += forward[s] + backward[s];
+  }
+  return (micro - 1) * slowest + all + 2.0 * static_cast<double>(forward.size() - 1) * transfer;
+}
+
+}  // namespace
+
+double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
+                        const std::vector<double>& backward, int micro, double transfer) {
+  const int stages = static_cast<int>(forward.size());
+  if (stages == 0 || micro <= 0) return 0;
+  if (static_cast<double>(stages) * micro > 65536) return pipelineBound(forward, backward, micro, transfer);
+  // Each pass's end (-1: not run yet), per stage and micro-batch; stages advance in turn
+  // through their streams as far as their inputs allow.
+  std::vector<std::vector<double>> forwardEnd(stages, std::vector<double>(micro, -1)), backwardEnd = forwardEnd;
+  std::vector<std::vector<PipelineStep>> steps;
+  for (int s = 0; s < stages; ++s) steps.push_back(pipelineSteps(schedule, stages, s, micro));
+  std::vector<std::size_t> next(stages, 0);
+  std::vector<double> free(stages, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < stages; ++s) {
+      for (; next[s] < steps[s].size(); ++next[s], progress = true) {
+        const PipelineStep step = steps[s][next[s]];
+        double ready = 0;
+        if (step.forward && s > 0) ready = forwardEnd[s - 1][step.micro] < 0 ? -1 : forwardEnd[s - 1][step.micro] + transfer;
+        if (!step.forward) {
+          ready = s + 1 < stages ? (backwardEnd[s + 1][step.micro] < 0 ? -1 : backwardEnd[s + 1][step.micro] + transfer)
+                                 : forwardEnd[s][step.micro];
+        }
+        if (ready < 0) break;
+        free[s] = std::max(free[s], ready) + (step.forward ? forward[s] : backward[s]);
+        (step.forward ? forwardEnd : backwardEnd)[s][step.micro] = free[s];
+      }
+    }
+  }
+  return *std::max_element(free.begin(), free.end());
+}
+
 std::vector<int> modelStages(const graph::Model& model, int stages, const hw::Device* device, double samples) {
   std::vector<double> weights;
   if (device == nullptr) {

@@ -23,6 +23,15 @@ struct PipelineStep {
 // most stages - stage micro-batches are in flight.
 std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, int stage, int micro);
 
+// The time from a step's first forward to its last backward when each stage runs its
+// pipelineSteps with passes of `forward[s]` and `backward[s]` seconds, a pass waiting for its
+// input from the neighbouring stage (`transfer` seconds after that pass ends). Balanced stages
+// take (m + p - 1) passes; unbalanced ones less than the slowest stage's m passes and one
+// micro-batch through the others (1F1B hides a fast stage's passes under a slow first stage's).
+// Beyond 2^17 steps in all, that bound (the simulation's cost grows with them).
+double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
+                        const std::vector<double>& backward, int micro, double transfer = 0);
+
 // Each layer's stage: partitionStages over each layer's modelled training seconds for a
 // micro-batch of `samples` on `device` (the oracle's roofline with the device's efficiency
 // curve, so memory-bound layers weigh what they cost), or over its FLOPs without a device (a

@@ -144,6 +144,22 @@ TEST(PipelineSteps, EachMicroBatchOnceEachWayInFlightBounded) {
   EXPECT_EQ(first, expected);
 }
 
+// The schedules played out by hand: balanced stages take (m + p - 1) passes under both; a slow
+// first stage hides the second's passes under 1F1B (stage 0: F0 [0,3] F1 [3,6] B0 [6,9] B1
+// [9,12]; stage 1: F0 [3,4] B0 [4,5] F1 [6,7] B1 [7,8]), while GPipe waits for the last
+// backward to come back (B1 [8,11], B0 [11,14]); transfers delay each hand-over.
+TEST(PipelineSteps, MakespanPlaysTheScheduleOut) {
+  for (const PipelineSchedule schedule : {PipelineSchedule::kOneFOneB, PipelineSchedule::kGPipe}) {
+    EXPECT_DOUBLE_EQ(pipelineMakespan(schedule, {1, 1, 1, 1}, {2, 2, 2, 2}, 8), (8 + 4 - 1) * 3.0);
+  }
+  EXPECT_DOUBLE_EQ(pipelineMakespan(PipelineSchedule::kOneFOneB, {3, 1}, {3, 1}, 2), 12);
+  EXPECT_DOUBLE_EQ(pipelineMakespan(PipelineSchedule::kGPipe, {3, 1}, {3, 1}, 2), 14);
+  // One micro-batch: through and back, with a transfer at each of the 2 x (p - 1) hand-overs.
+  EXPECT_DOUBLE_EQ(pipelineMakespan(PipelineSchedule::kOneFOneB, {1, 2, 3}, {1, 2, 3}, 1, 0.5), 12 + 4 * 0.5);
+  // Beyond the simulation's size, the bound: m passes of the slowest and one micro-batch through the rest.
+  EXPECT_DOUBLE_EQ(pipelineMakespan(PipelineSchedule::kOneFOneB, {3, 1}, {3, 1}, 40000), 39999 * 6.0 + 8);
+}
+
 TEST(PipelineSteps, ModelStagesAreContiguousAndProblemsNamed) {
   const graph::Model lenet = graph::buildZooModel("lenet");
   const std::vector<int> stages = modelStages(lenet, 3);
