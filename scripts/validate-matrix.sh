@@ -13,7 +13,9 @@
 #   --quick          first `paraxis calibrate --quick` on the same ranks and hosts from that
 #                    cluster, and predict with what it measured (no fit to the runs)
 #   --models LIST    comma-separated, NAME or NAME@INPUT (default lenet,small-cnn@32,resnet18@64,cosmoflow@64)
-#   --iterations N   per run, 3 of them warm-up (default 10)
+#   --iterations N   per run, 3 of them warm-up (default: about 10 s of each model's steps,
+#                    lenet and small-cnn 40, resnet18 20, others 10: a 10-step run of a small
+#                    model moved by 20-40 % from run to run here)
 #   --hosts RATE     2 network-namespace hosts x 2 ranks joined at RATE (tc's syntax: 1gbit;
 #                    needs root; scripts/netns-hosts.sh), grids of 4 ranks; default: 2 ranks here
 #   --keep DIR       keep the reports in DIR; reports already there are used, not rerun
@@ -26,7 +28,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
 cluster=""
 models=lenet,small-cnn@32,resnet18@64,cosmoflow@64
-iterations=10
+iterations=""
 hosts=""
 keep=""
 quick=""
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
     *) echo "validate-matrix.sh: unknown argument '$1' (see the comment at the top)" >&2; exit 2 ;;
   esac
 done
-[[ $iterations =~ ^[0-9]+$ ]] && [ "$iterations" -ge 6 ] ||
+[ -z "$iterations" ] || [[ $iterations =~ ^[0-9]+$ ]] && [ "${iterations:-6}" -ge 6 ] ||
   { echo "validate-matrix.sh: --iterations: expected at least 6 (3 warm up, 3 measured), found '$iterations'" >&2; exit 2; }
 [ -n "$cluster" ] || cluster=$([ -n "$hosts" ] && echo "$root/scripts/clusters/netns-2x2-1gbit.yaml" || echo local)
 [ -x "$paraxis" ] || { echo "validate-matrix.sh: $paraxis is not built (make build)" >&2; exit 2; }
@@ -78,7 +80,11 @@ fi
 options() {
   local name=${1%@*} input=""
   [[ $1 == *@* ]] && input=${1#*@}
-  local args=(--model "$name" --iterations "$iterations" --threads 1 --quiet)
+  local steps=$iterations
+  if [ -z "$steps" ]; then
+    case $name in lenet | small-cnn) steps=40 ;; resnet18) steps=20 ;; *) steps=10 ;; esac
+  fi
+  local args=(--model "$name" --iterations "$steps" --threads 1 --quiet)
   if [ -n "$input" ]; then
     [ "$name" = cosmoflow ] && input="${input}x${input}x${input}"
     args+=(--input "$input")
