@@ -47,8 +47,6 @@ double backwardBusy(const TimedCall& c, double callOverhead, double bandwidth) {
                                              c.backwardSeconds - c.backwardPasses * callOverhead, bandwidth);
 }
 
-bool oneSample(const TimedCall& c) { return c.samples > 0 && c.samples < 1.5; }
-
 // Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel), each call's
 // work counted as if it had rows enough (its FLOPs over its rows' share at `rows`' half rate).
 Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
@@ -115,7 +113,7 @@ std::vector<double> halfRateCandidates() {
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
                hw::KernelCurves& out) {
   const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [&](const TimedCall& c) {
-    return c.matrix && c.kernel == kernel && oneSample(c);
+    return c.matrix && c.kernel == kernel && hw::isOneSample(c.samples);
   });
   const std::vector<double> candidates = halfRateCandidates();
   const std::vector<double> oneSampleCandidates = anyOneSample ? candidates : std::vector<double>{-1};

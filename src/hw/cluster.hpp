@@ -46,6 +46,9 @@ inline double rowsShare(double rows, double halfRateRows) {
   return halfRateRows > 0 && rows > 0 ? rows / (rows + halfRateRows) : 1;
 }
 
+// Whether a call over `samples` runs LibTorch's one-sample kernels (0: unknown, a batch).
+inline bool isOneSample(double samples) { return samples > 0 && samples < 1.5; }
+
 struct KernelCurves {
   std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
   // The rows (samples x output positions) at which the kernel runs at half the rate its curve
@@ -58,7 +61,7 @@ struct KernelCurves {
   // 1 took a third of the time per sample they take at batch 2. <0: as halfRateRows.
   double oneSampleHalfRateRows = -1;
   double halfRateRowsAt(double samples) const {
-    return samples > 0 && samples < 1.5 && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
+    return isOneSample(samples) && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
   }
 };
 

@@ -46,13 +46,14 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
   if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
   m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
+  // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
+  // cluster's backward curve where none of its backward passes were timed.
   for (int k = 0; k < hw::kKernels; ++k) {
-    if (!m.fit.kernels[k].forward.empty()) m.fitted.kernels[k].forward = m.fit.kernels[k].forward;
-    if (!m.fit.kernels[k].backward.empty()) m.fitted.kernels[k].backward = m.fit.kernels[k].backward;
-    if (!m.fit.kernels[k].forward.empty()) {
-      m.fitted.kernels[k].halfRateRows = m.fit.kernels[k].halfRateRows;
-      m.fitted.kernels[k].oneSampleHalfRateRows = m.fit.kernels[k].oneSampleHalfRateRows;
-    }
+    const hw::KernelCurves& fit = m.fit.kernels[k];
+    if (fit.forward.empty()) continue;
+    std::vector<hw::EfficiencyPoint> backward = fit.backward.empty() ? m.fitted.kernels[k].backward : fit.backward;
+    m.fitted.kernels[k] = fit;
+    m.fitted.kernels[k].backward = std::move(backward);
   }
   m.fitted.prepare();
   return m;
