@@ -368,7 +368,7 @@ ImplementationFit fitImplementation(const std::vector<PlanInputs>& inputs, const
   double best = objective();
   for (int sweep = 0; sweep < 40; ++sweep) {
     const double before = best;
-    for (FitParameter& p : free) best = minimiseCoordinate(p.scale, objective);
+    for (FitParameter& p : free) best = minimiseCoordinate(p.scale, objective, sweep == 0 ? 16.0 : 1.0);
     if (before - best < 1e-10) break;
   }
   for (const FitParameter& p : free) p.apply();

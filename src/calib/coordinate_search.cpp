@@ -5,7 +5,7 @@
 
 namespace paraxis::calib {
 
-double minimiseCoordinate(double& value, const std::function<double()>& objective) {
+double minimiseCoordinate(double& value, const std::function<double()>& objective, double radius) {
   constexpr double kLimit = 8;
   constexpr double kStep = 0.25;
   auto at = [&](double x) {
@@ -14,7 +14,10 @@ double minimiseCoordinate(double& value, const std::function<double()>& objectiv
   };
   double bestX = std::log(value);
   double best = at(bestX);
-  for (double x = -kLimit; x <= kLimit + 1e-9; x += kStep) {
+  // The scan's grid stays on multiples of the step, so a narrow scan visits the wide one's points.
+  const double from = std::max(-kLimit, kStep * std::floor((bestX - radius) / kStep));
+  const double to = std::min(kLimit, bestX + radius);
+  for (double x = from; x <= to + 1e-9; x += kStep) {
     const double v = at(x);
     if (v < best) {
       best = v;
@@ -25,7 +28,7 @@ double minimiseCoordinate(double& value, const std::function<double()>& objectiv
   double lo = bestX - kStep, hi = bestX + kStep;
   double a = hi - phi * (hi - lo), b = lo + phi * (hi - lo);
   double fa = at(a), fb = at(b);
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 24; ++i) {  // the bracket shrinks to 2e-6 of log(value)
     if (fa < fb) {
       hi = b, b = a, fb = fa, a = hi - phi * (hi - lo), fa = at(a);
     } else {

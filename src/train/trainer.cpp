@@ -266,7 +266,6 @@ class Trainer {
  private:
   void runEpoch(int epoch) {
     const auto epochStart = Clock::now();
-    dp_.setSparse(o_.comm.sparse() && epoch >= o_.sparseWarmupEpochs);
     const std::vector<std::int64_t> mine =
         shardIndices(data_.train.size(), replica_, grid_.data, o_.batchPerRank, o_.seed, epoch);
     const torch::Tensor index = torch::tensor(mine, torch::kInt64);
@@ -296,6 +295,15 @@ class Trainer {
     }
   }
 
+  // Chunk-sparse starts at the step where training has run --sparse-warmup-epochs (a fraction
+  // starts it mid-epoch); switching drains the engine, so it happens only when the state changes.
+  void useSparseFrom(double progress) {
+    const bool sparse = o_.comm.sparse() && progress >= o_.sparseWarmupEpochs;
+    if (sparseOn_ && *sparseOn_ == sparse) return;
+    dp_.setSparse(sparse);
+    sparseOn_ = sparse;
+  }
+
   // Iteration `it` of the epoch: load the batch, step, and add its times past the warm-up
   // (the first iterations touch fresh memory and warm caches). Returns the local loss.
   double step(int epoch, std::int64_t it, const torch::Tensor& index) {
@@ -309,6 +317,7 @@ class Trainer {
     trace::complete("data_loading", "data_loading", start, loaded);
     const double loading = std::chrono::duration<double>(loaded - start).count();
     const double progress = static_cast<double>(epoch) + static_cast<double>(it) / static_cast<double>(perEpoch_);
+    useSparseFrom(progress);
     double loss = 0;
     {
       const AllocationPeak peak;
@@ -469,6 +478,7 @@ class Trainer {
   std::int64_t total_ = 0;
   std::int64_t done_ = 0;
   std::int64_t resumedAt_ = 0;
+  std::optional<bool> sparseOn_;
   Clock::time_point started_;
   Clock::time_point lastProgress_ = Clock::now();
 };

@@ -141,7 +141,9 @@ void expectFiveStepsEqualOneRank(const Case& c) {
   }
   std::vector<torch::Tensor> expected;
   for (const auto& p : serial->parameters()) expected.push_back(p.detach());
-  if (s == 1 && !c.filterHead) EXPECT_EQ(run.sampleStart(), 1) << c.model << ": a group of one rank runs torch's layers";
+  if (s == 1 && !c.filterHead) {
+    EXPECT_EQ(run.sampleStart(), 1) << c.model << ": a group of one rank runs torch's layers";
+  }
   EXPECT_LT(maxRelative(run.wholeParameters(), expected), 1e-9)
       << c.model << (c.filterHead ? " filter head=" : c.filterAxis ? " filter=" : " channel=") << slices.comm.size()
       << " x h=" << s << " (" << run.describe() << ")";

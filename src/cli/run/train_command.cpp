@@ -344,7 +344,7 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--cluster", o->cluster,
                 "a preset or cluster file: with --allreduce auto, run the gradient allreduce the oracle picks for this "
                 "run on it (as plan --emit writes it); pipeline stages balanced on its device (default: the local preset's)");
-  c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts")
+  c->add_option("--sparse-warmup-epochs", o->train.sparseWarmupEpochs, "dense epochs before chunk-sparse starts (a fraction starts it mid-epoch)")
       ->check(within(0, 1e6));
   c->add_flag("--quiet", o->train.quiet, "no progress output");
   c->add_option("--checkpoint", o->train.checkpointDir, "directory for checkpoints");
