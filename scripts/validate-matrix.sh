@@ -6,7 +6,7 @@
 # (Kendall's tau-b over that model's grids). A measurement, not a test: this machine's speed
 # drifts by tens of per cent, so compare runs made together.
 #
-#   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--hosts RATE]
+#   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--repeats N] [--hosts RATE]
 #
 #   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
@@ -16,6 +16,10 @@
 #   --iterations N   per run, 3 of them warm-up (default: about 10 s of each model's steps,
 #                    lenet and small-cnn 40, resnet18 20, others 10: a 10-step run of a small
 #                    model moved by 20-40 % from run to run here)
+#   --repeats N      runs of each model and grid (default 3), taken in turns (every grid once,
+#                    then again) so that the machine's drift touches all alike; each row is the
+#                    run with the median measured total (one 10-step run of small-cnn data=2
+#                    measured 35 ms where three others took 49-61 ms)
 #   --hosts RATE     2 network-namespace hosts x 2 ranks joined at RATE (tc's syntax: 1gbit;
 #                    needs root; scripts/netns-hosts.sh), grids of 4 ranks; default: 2 ranks here
 #   --keep DIR       keep the reports in DIR; reports already there are used, not rerun
@@ -29,6 +33,7 @@ paraxis=$root/build/paraxis
 cluster=""
 models=lenet,small-cnn@32,resnet18@64,cosmoflow@64
 iterations=""
+repeats=3
 hosts=""
 keep=""
 quick=""
@@ -42,6 +47,7 @@ while [ $# -gt 0 ]; do
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
+    --repeats) repeats=${2:?--repeats needs a count}; shift 2 ;;
     --hosts) hosts=${2:?--hosts needs a rate such as 1gbit}; shift 2 ;;
     --keep) keep=${2:?--keep needs a folder}; shift 2 ;;
     *) echo "validate-matrix.sh: unknown argument '$1' (see the comment at the top)" >&2; exit 2 ;;
@@ -49,6 +55,8 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$iterations" ] || [[ $iterations =~ ^[0-9]+$ ]] && [ "${iterations:-6}" -ge 6 ] ||
   { echo "validate-matrix.sh: --iterations: expected at least 6 (3 warm up, 3 measured), found '$iterations'" >&2; exit 2; }
+[[ $repeats =~ ^[0-9]+$ ]] && [ "$repeats" -ge 1 ] && [ "$repeats" -le 99 ] ||
+  { echo "validate-matrix.sh: --repeats: expected a count in [1, 99], found '$repeats'" >&2; exit 2; }
 [ -n "$cluster" ] || cluster=$([ -n "$hosts" ] && echo "$root/scripts/clusters/netns-2x2-1gbit.yaml" || echo local)
 [ -x "$paraxis" ] || { echo "validate-matrix.sh: $paraxis is not built (make build)" >&2; exit 2; }
 work=${keep:-$(mktemp -d /tmp/paraxis-matrix.XXXXXX)}
@@ -98,25 +106,27 @@ options() {
 }
 
 IFS=, read -r -a model_list <<<"$models"
-for model in "${model_list[@]}"; do
-  mapfile -t args < <(options "$model")
-  for grid in "${grids[@]}"; do
-    report="$work/${model//@/_}.${grid}.json"
-    if [ -n "$keep" ] && [ -s "$report" ]; then echo "  $model $grid: kept from an earlier run in $keep" >&2; continue; fi
-    start=$(date +%s)
-    # --cluster: the run executes what plan picks on the cluster it is validated against (the
-    # allreduce, a pipeline's stage cut).
-    if launch train "${args[@]}" --grid "$grid" --cluster "$cluster" --report "$report" >"$work/log" 2>&1; then
-      echo "  $model $grid: $(( $(date +%s) - start )) s" >&2
-    else
-      echo "  $model $grid: did not run: $(grep -m1 'paraxis:' "$work/log" || tail -1 "$work/log")" >&2
-      rm -f "$report"
-    fi
+for repeat in $(seq 1 "$repeats"); do
+  for model in "${model_list[@]}"; do
+    mapfile -t args < <(options "$model")
+    for grid in "${grids[@]}"; do
+      report="$work/${model//@/_}.${grid}.r${repeat}.json"
+      if [ -n "$keep" ] && [ -s "$report" ]; then echo "  $model $grid #$repeat: kept from an earlier run in $keep" >&2; continue; fi
+      start=$(date +%s)
+      # --cluster: the run executes what plan picks on the cluster it is validated against (the
+      # allreduce, a pipeline's stage cut).
+      if launch train "${args[@]}" --grid "$grid" --cluster "$cluster" --report "$report" >"$work/log" 2>&1; then
+        echo "  $model $grid #$repeat: $(( $(date +%s) - start )) s" >&2
+      else
+        echo "  $model $grid #$repeat: did not run: $(grep -m1 'paraxis:' "$work/log" || tail -1 "$work/log")" >&2
+        rm -f "$report"
+      fi
+    done
   done
 done
 
 shopt -s nullglob
-reports=("$work"/*.*.json)
+reports=("$work"/*.*.r*.json)
 [ ${#reports[@]} -gt 0 ] || { echo "validate-matrix.sh: no run finished" >&2; exit 1; }
 for report in "${reports[@]}"; do
   "$paraxis" validate --measured "$report" --cluster "$cluster" --json >"${report%.json}.validated" ||
@@ -129,14 +139,22 @@ import glob, json, os, sys
 from collections import defaultdict
 
 work, cluster = sys.argv[1], sys.argv[2]
-rows = []
+# Each (model, grid): the repeat with the median measured total (the lower middle of an even count).
+runs = defaultdict(list)
 for path in sorted(glob.glob(os.path.join(work, "*.validated"))):
     if os.path.getsize(path) == 0:
         continue
     v = json.load(open(path))
     r = v["runs"][0]
     model = os.path.basename(path).split(".")[0]
-    rows.append((model, r["grid"], r["measured"], r["predicted"], r["error"], v.get("warnings", [])))
+    runs[(model, r["grid"])].append((r["measured"], r["predicted"], r["error"], v.get("warnings", [])))
+rows, spread = [], {}
+for (model, grid), repeats in sorted(runs.items()):
+    repeats.sort(key=lambda t: t[0]["total"])
+    m, p, error, warnings = repeats[(len(repeats) - 1) // 2]
+    rows.append((model, grid, m, p, error, warnings))
+    totals = [t[0]["total"] for t in repeats]
+    spread[(model, grid)] = (len(totals), (max(totals) - min(totals)) / m["total"])
 
 def kendall_tau_b(xs, ys):
     concordant = discordant = tx = ty = 0
@@ -158,23 +176,35 @@ def kendall_tau_b(xs, ys):
 
 ms = lambda s: f"{s * 1e3:9.2f}" if s > 0 else "        -"
 print(f"cluster {cluster}; times per iteration in ms")
-print(f"{'model':<14} {'grid':<18} {'meas comp':>9} {'comm':>9} {'total':>9} {'pred comp':>9} {'comm':>9} {'total':>9} {'error':>7}")
+print(f"{'model':<14} {'grid':<18} {'meas comp':>9} {'comm':>9} {'total':>9} {'pred comp':>9} {'comm':>9} {'total':>9} {'error':>7}"
+      f" {'runs, spread':>13}")
 for model, grid, m, p, error, warnings in rows:
+    count, width = spread[(model, grid)]
     print(f"{model:<14} {grid:<18} {ms(m['compute'])} {ms(m['communication'])} {ms(m['total'])} "
-          f"{ms(p['compute'])} {ms(p['communication'])} {ms(p['total'])} {error * 100:6.1f}%")
+          f"{ms(p['compute'])} {ms(p['communication'])} {ms(p['total'])} {error * 100:6.1f}% {count:>4} {width * 100:6.1f}%")
     for w in warnings:
         print(f"  warning: {w}")
 errors = [row[4] for row in rows]
 print(f"\nmean absolute error on the totals: {sum(errors) / len(errors) * 100:.1f}% over {len(rows)} runs")
 by_model = defaultdict(list)
 for model, grid, m, p, error, _ in rows:
-    by_model[model].append((m["total"], p["total"]))
-for model, pairs in by_model.items():
-    if len(pairs) < 2:
+    by_model[model].append((grid, m["total"], p["total"]))
+for model, runs_of_model in by_model.items():
+    if len(runs_of_model) < 2:
         print(f"{model}: one run, no ranking")
         continue
-    tau = kendall_tau_b([a for a, _ in pairs], [b for _, b in pairs])
-    print(f"{model}: Kendall tau-b of predicted against measured totals over {len(pairs)} grids: {tau:.2f}")
+    tau = kendall_tau_b([a for _, a, _ in runs_of_model], [b for _, _, b in runs_of_model])
+    # A pair ranked against the measurement, named with how far apart the two measured medians
+    # are beside the wider spread of their repeats (inside it, the runs cannot order the pair).
+    wrong = []
+    for i, (gi, mi, pi) in enumerate(runs_of_model):
+        for gj, mj, pj in runs_of_model[i + 1:]:
+            if (mi - mj) * (pi - pj) < 0:
+                apart = abs(mi - mj) / min(mi, mj)
+                noise = max(spread[(model, gi)][1], spread[(model, gj)][1])
+                wrong.append(f"{gi}/{gj} {apart * 100:.1f}% apart, spread {noise * 100:.1f}%")
+    print(f"{model}: Kendall tau-b of predicted against measured totals over {len(runs_of_model)} grids: {tau:.2f}"
+          + (f" (ranked against the runs: {'; '.join(wrong)})" if wrong else ""))
 PY
 }
 summary
