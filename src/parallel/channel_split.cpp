@@ -41,7 +41,8 @@ class GatherForRedundantFunction : public torch::autograd::Function<GatherForRed
     return allgatherSlices(*split, x, 1, {channels, unit});
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {splitIn(ctx).local(grads[0], 1, ctx->saved_data["unit"].toInt()).contiguous(), {}, {}, {}};
+    const torch::Tensor g = splitIn(ctx).local(grads[0], 1, ctx->saved_data["unit"].toInt());
+    return {g.contiguous(g.suggest_memory_format()), {}, {}, {}};
   }
 };
 
@@ -52,7 +53,8 @@ class SliceFunction : public torch::autograd::Function<SliceFunction> {
     ctx->saved_data["split"] = reinterpret_cast<std::int64_t>(split);
     ctx->saved_data["channels"] = x.size(1) / unit;
     ctx->saved_data["unit"] = unit;
-    return split->local(x, 1, unit).contiguous();
+    const torch::Tensor mine = split->local(x, 1, unit);
+    return mine.contiguous(mine.suggest_memory_format());  // a channel slice of NHWC stays NHWC
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     torch::NoGradGuard noGrad;

@@ -173,7 +173,10 @@ class RedistributeFunction : public torch::autograd::Function<RedistributeFuncti
     // The reverse exchange: what this rank received, it returns; what it sent comes back.
     const torch::Tensor returned = allToAll(*comm, pack(grads[0], p.needed[me], e.recv), e.recvCounts, e.sendCounts,
                                             static_cast<CommKind>(ctx->saved_data["kind"].toInt()));
-    torch::Tensor grad = torch::zeros(extentsOf(p.owned[me]), grads[0].options().memory_format(grads[0].suggest_memory_format()));
+    // empty + zero_: torch::zeros ignores a memory format in its options, and an NCHW gradient
+    // of an NHWC block sends the layers below down torch's slow mixed-layout paths.
+    torch::Tensor grad =
+        torch::empty(extentsOf(p.owned[me]), grads[0].options().memory_format(grads[0].suggest_memory_format())).zero_();
     if (cells(e.self) > 0) viewOf(grad, p.owned[me], e.self).copy_(viewOf(grads[0], p.needed[me], e.self));
     unpack(returned, grad, p.owned[me], e.send, true);
     return {grad, {}, {}, {}, {}};

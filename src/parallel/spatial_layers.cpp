@@ -127,13 +127,17 @@ class GlobalAvgPoolFunction : public torch::autograd::Function<GlobalAvgPoolFunc
     groupAllreduce(split->comm, sum.data_ptr(), static_cast<std::size_t>(sum.numel()), commTypeOf(sum));
     ctx->saved_data["positions"] = positions;
     ctx->saved_data["shape"] = x.sizes().vec();
+    ctx->saved_data["format"] = static_cast<std::int64_t>(x.suggest_memory_format());
     return sum / positions;
   }
 
   // Every rank holds the same output and its gradient: each block's share needs no exchange.
+  // The gradient takes the input's layout: an NCHW gradient of an NHWC block sends the layers
+  // below down torch's slow mixed-layout paths (max pooling's backward 3x data-parallel's).
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const double positions = ctx->saved_data["positions"].toDouble();
-    return {(grads[0] / positions).expand(ctx->saved_data["shape"].toIntVector()).contiguous(), {}};
+    const auto format = static_cast<at::MemoryFormat>(ctx->saved_data["format"].toInt());
+    return {(grads[0] / positions).expand(ctx->saved_data["shape"].toIntVector()).contiguous(format), {}};
   }
 };
 

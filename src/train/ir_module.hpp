@@ -51,6 +51,11 @@ class IrNetImpl : public torch::nn::Module {
   torch::Tensor laidOut(const torch::Tensor& input) const {
     return channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
   }
+  // The layout of a tensor of `dims` dimensions as the layers take it (laidOut's): a buffer
+  // that crosses ranks (a pipeline's activations and their gradients) is sent and received so.
+  torch::MemoryFormat layoutOf(std::int64_t dims) const {
+    return channelsLast_ && dims == 4 ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+  }
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // Layer `index` overwrites its first input (an in-place ReLU or Add).

@@ -151,7 +151,7 @@ void PipelineNet::forwardPass(int micro, const torch::Tensor& batch, const torch
   }
   for (int j : sent_) {
     f.roots.push_back(outputs[j]);
-    const torch::Tensor& c = b.sending.emplace_back(outputs[j].detach().contiguous());
+    const torch::Tensor& c = b.sending.emplace_back(onWire(outputs[j].detach()));
     b.sends.push_back(comm::postSend(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
                                   parallel::commTypeOf(c), 1));
   }
@@ -173,7 +173,7 @@ void PipelineNet::backwardPass(int micro, Buffers& b, InFlight& f) {
   }
   for (const torch::Tensor& leaf : f.leaves) {
     const torch::Tensor& c =
-        b.sending.emplace_back(leaf.grad().defined() ? leaf.grad().contiguous() : torch::zeros_like(leaf));
+        b.sending.emplace_back(onWire(leaf.grad().defined() ? leaf.grad() : torch::zeros_like(leaf)));
     b.sends.push_back(comm::postSend(*links_.gradientsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()),
                                   parallel::commTypeOf(c), 0));
   }
@@ -196,7 +196,7 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
   // Every receive of the step posted now, in the order the neighbour sends.
   for (int k = 0; k < micro_; ++k) {
     for (int j : received_) {
-      const torch::Tensor& t = b.activations[k].emplace_back(torch::empty(shapeOf(j, batch_ / micro_), options));
+      const torch::Tensor& t = b.activations[k].emplace_back(wireBuffer(shapeOf(j, batch_ / micro_), options));
       b.activationsIn[k].push_back(comm::postRecv(*links_.activationsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
                                                 parallel::commTypeOf(t), 0));
     }
@@ -204,7 +204,7 @@ BatchExecutor::Pass PipelineNet::forwardBackward(const torch::Tensor& batch, con
   for (const plan::PipelineStep& s : steps) {
     if (s.forward) continue;
     for (int j : sent_) {
-      const torch::Tensor& t = b.gradients[s.micro].emplace_back(torch::empty(shapeOf(j, batch_ / micro_), options));
+      const torch::Tensor& t = b.gradients[s.micro].emplace_back(wireBuffer(shapeOf(j, batch_ / micro_), options));
       b.gradientsIn[s.micro].push_back(comm::postRecv(*links_.gradientsIn, t.data_ptr(), static_cast<std::size_t>(t.numel()),
                                                     parallel::commTypeOf(t), 1));
     }
@@ -246,13 +246,13 @@ std::vector<torch::Tensor> PipelineNet::run(const torch::Tensor& batch) {
   if (inner_) inner_->startRun(n);
   if (stage_ == 0) outputs[0] = inner_ ? inner_->localInput(batch) : net_->laidOut(batch);
   for (int j : received_) {
-    outputs[j] = torch::empty(shapeOf(j, n), options);
+    outputs[j] = wireBuffer(shapeOf(j, n), options);
     comm::recv(*links_.activationsIn, outputs[j].data_ptr(), static_cast<std::size_t>(outputs[j].numel()),
                parallel::commTypeOf(outputs[j]), 0);
   }
   forwardLayers(outputs);
   for (int j : sent_) {
-    const torch::Tensor c = outputs[j].contiguous();
+    const torch::Tensor c = onWire(outputs[j]);
     comm::send(*links_.activationsOut, c.data_ptr(), static_cast<std::size_t>(c.numel()), parallel::commTypeOf(c), 1);
   }
   // The main loss's input (with inner axes: the loss layer's slot, which holds it as the loss
@@ -261,7 +261,7 @@ std::vector<torch::Tensor> PipelineNet::run(const torch::Tensor& batch) {
   for (int i = 0; i < model.size(); ++i) {
     if (isLoss(model.layer(i).kind)) slot = inner_ ? i : model.layer(i).inputs.front();
   }
-  torch::Tensor prediction = last() ? outputs[slot].contiguous() : torch::empty(shapeOf(slot, n), options);
+  torch::Tensor prediction = last() ? onWire(outputs[slot]) : wireBuffer(shapeOf(slot, n), options);
   comm::broadcast(links_.stages, prediction.data_ptr(), static_cast<std::size_t>(prediction.numel()),
                   parallel::commTypeOf(prediction), {.root = links_.stages.size() - 1});
   outputs[slot] = prediction;

@@ -75,6 +75,12 @@ class PipelineNet final : public BatchExecutor {
   struct Buffers;   // the step's posted receives and pending sends
   bool last() const { return stage_ == links_.stages.size() - 1; }
   std::vector<std::int64_t> shapeOf(int layer, std::int64_t samples) const;
+  // Tensors cross stages in the layers' layout (IrNet::layoutOf), so that a stage fed NCHW does
+  // not run NHWC's layers on the slow mixed-layout paths: sent contiguous so, received into it.
+  torch::Tensor onWire(const torch::Tensor& t) const { return t.contiguous(net_->layoutOf(t.dim())); }
+  torch::Tensor wireBuffer(const std::vector<std::int64_t>& shape, const torch::TensorOptions& options) const {
+    return torch::empty(shape, options.memory_format(net_->layoutOf(static_cast<std::int64_t>(shape.size()))));
+  }
   // The stage's layers on `outputs` (the micro-batch's input or the received tensors set).
   void forwardLayers(std::vector<torch::Tensor>& outputs);
   void forwardPass(int micro, const torch::Tensor& batch, const torch::Tensor& target, Buffers& b, InFlight& f);

@@ -217,6 +217,33 @@ TEST(SpatialPooling, GlobalAverageMatchesOneRank) {
   });
 }
 
+// NHWC blocks get NHWC gradients back: a windowed convolution (its exchange's backward) and the
+// global average's backward. An NCHW gradient of an NHWC block sends the layers below down
+// torch's mixed-layout paths (max pooling's backward ran 3x data-parallel's on half the rows).
+TEST(SpatialLayers, GradientsKeepTheChannelsLastLayout) {
+  // The gradient as the layer below receives it (a leaf's .grad is restrided to the leaf's own).
+  const auto gradientOf = [](const torch::Tensor& block, const std::function<torch::Tensor(const torch::Tensor&)>& layer) {
+    const torch::Tensor leaf = block.detach().requires_grad_(true);
+    const torch::Tensor input = leaf * 1;
+    torch::Tensor seen;
+    input.register_hook([&seen](const torch::Tensor& g) { seen = g; });
+    layer(input).sum().backward();
+    return seen;
+  };
+  forEachSplit(2, [&](const SpatialSplit& split, const std::string& where) {
+    torch::manual_seed(3);
+    const auto nhwc = torch::MemoryFormat::ChannelsLast;
+    const torch::Tensor w = torch::randn({6, 4, 3, 3}).contiguous(nhwc);
+    const torch::Tensor convolved = gradientOf(split.local(torch::randn({2, 4, 12, 10})).contiguous(nhwc), [&](const torch::Tensor& x) {
+      return spatialConv(split, x, w, torch::Tensor(), {{12, 10}, {}, {1, 1}}).square();
+    });
+    EXPECT_TRUE(convolved.is_contiguous(nhwc)) << where << ": a windowed convolution's, strides " << convolved.strides();
+    const torch::Tensor averaged = gradientOf(split.local(torch::randn({2, 6, 12, 10})).contiguous(nhwc),
+                                              [&](const torch::Tensor& x) { return spatialGlobalAvgPool(split, x).square(); });
+    EXPECT_TRUE(averaged.is_contiguous(nhwc)) << where << ": the global average's, strides " << averaged.strides();
+  });
+}
+
 struct PoolCase {
   std::string name;
   std::vector<std::int64_t> input;
