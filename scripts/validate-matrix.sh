@@ -13,9 +13,9 @@
 #   --quick          first `paraxis calibrate --quick` on the same ranks and hosts from that
 #                    cluster, and predict with what it measured (no fit to the runs)
 #   --models LIST    comma-separated, NAME or NAME@INPUT (default lenet,small-cnn@32,resnet18@64,cosmoflow@64)
-#   --iterations N   per run, 3 of them warm-up (default: about 10 s of each model's steps,
-#                    lenet and small-cnn 40, resnet18 20, others 10: a 10-step run of a small
-#                    model moved by 20-40 % from run to run here)
+#   --iterations N   per run, 3 of them warm-up (default: lenet and small-cnn 100, resnet18 30,
+#                    others 10; 2.5-10 s of steps each here: a 10-step run of a small model
+#                    moved by 20-40 % from run to run, 40 steps (1-2 s) by 15-50 %)
 #   --repeats N      runs of each model and grid (default 3), taken in turns (every grid once,
 #                    then again) so that the machine's drift touches all alike; each row is the
 #                    run with the median measured total (one 10-step run of small-cnn data=2
@@ -90,7 +90,7 @@ options() {
   [[ $1 == *@* ]] && input=${1#*@}
   local steps=$iterations
   if [ -z "$steps" ]; then
-    case $name in lenet | small-cnn) steps=40 ;; resnet18) steps=20 ;; *) steps=10 ;; esac
+    case $name in lenet | small-cnn) steps=100 ;; resnet18) steps=30 ;; *) steps=10 ;; esac
   fi
   local args=(--model "$name" --iterations "$steps" --threads 1 --quiet)
   if [ -n "$input" ]; then
