@@ -184,15 +184,9 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
     case LayerKind::kFullyConnected: return layers_[index].forward(x.dim() > 2 ? x.flatten(1) : x);
     case LayerKind::kSoftmaxLoss:
     case LayerKind::kMseLoss: return {};
-    case LayerKind::kConv: {
-      // A convolution over one input channel (LeNet's first) returns NCHW whatever the layout
-      // (the two coincide for its input); the layers after it then run torch's NCHW kernels,
-      // max pooling 10x slower than NHWC on one thread here.
-      const torch::Tensor y = layers_[index].forward(x);
-      return channelsLast_ && y.dim() == 4 && !y.is_contiguous(torch::MemoryFormat::ChannelsLast)
-                 ? y.contiguous(torch::MemoryFormat::ChannelsLast)
-                 : y;
-    }
+    // Laid out: an NCHW convolution output sends the layers after it down torch's NCHW kernels,
+    // max pooling 10x slower than NHWC on one thread here.
+    case LayerKind::kConv: return laidOut(layers_[index].forward(x));
     default: return layers_[index].forward(x);
   }
 }

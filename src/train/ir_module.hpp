@@ -48,8 +48,11 @@ class IrNetImpl : public torch::nn::Module {
   // The input as the layers take it: NHWC for 2-D samples with channelsLast (every executor
   // lays its input out so; a layer fed NCHW converts on every call, and torch's pooling and
   // batch norm run 2-10x slower on NCHW than on NHWC on one thread here).
+  // A layer's output too: a convolution over one input channel (LeNet's first) returns NCHW
+  // whatever the layout (the two coincide for its input).
   torch::Tensor laidOut(const torch::Tensor& input) const {
-    return channelsLast_ && input.dim() == 4 ? input.contiguous(torch::MemoryFormat::ChannelsLast) : input;
+    return layoutOf(input.dim()) == torch::MemoryFormat::ChannelsLast ? input.contiguous(torch::MemoryFormat::ChannelsLast)
+                                                                      : input;
   }
   // The layout of a tensor of `dims` dimensions as the layers take it (laidOut's): a buffer
   // that crosses ranks (a pipeline's activations and their gradients) is sent and received so.

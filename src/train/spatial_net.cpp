@@ -152,8 +152,12 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
                                     a.groups,
                                     l.kind == LayerKind::kDeconv,
                                     from};
-      if (!channelParallel(index)) return parallel::spatialConv(split, x, parameter(*m, "weight"), parameter(*m, "bias"), spec);
-      return finishPartial(index, parallel::spatialConv(split, parallelInput(index, x), parameter(*m, "weight"), {}, spec));
+      // Laid out as IrNet lays out its convolutions' outputs (a one-channel input's comes NCHW).
+      if (!channelParallel(index)) {
+        return net_->laidOut(parallel::spatialConv(split, x, parameter(*m, "weight"), parameter(*m, "bias"), spec));
+      }
+      return net_->laidOut(
+          finishPartial(index, parallel::spatialConv(split, parallelInput(index, x), parameter(*m, "weight"), {}, spec)));
     }
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {

@@ -98,6 +98,20 @@ TEST(SpatialNet, FiveStepsEqualOneRank) {
                               square);
 }
 
+// A block's layers run NHWC as IrNet's do, after LeNet's one-channel convolution too (torch
+// returns it NCHW; its max pool then ran 10x slower).
+TEST(SpatialNet, BlocksStayChannelsLastAfterAOneChannelConvolution) {
+  torch::NoGradGuard noGrad;
+  const int ranks = parallel::gSpatialWorld->size();
+  const graph::Model model = graph::buildZooModel("lenet", {});
+  const parallel::SpatialSplit split{*parallel::gSpatialWorld, {ranks, 1}};
+  SpatialNet spatial(IrNet(model, IrNetOptions{.channelsLast = true}), split, {});
+  const auto outputs = spatial.run(torch::randn({2, 1, 28, 28}));
+  const int conv1 = 1;
+  ASSERT_EQ(model.layer(conv1).kind, graph::LayerKind::kConv);
+  EXPECT_TRUE(outputs[conv1].is_contiguous(torch::MemoryFormat::ChannelsLast)) << "strides " << outputs[conv1].strides();
+}
+
 TEST(SpatialNet, AGridFinerThanALayerIsRefusedNamingTheLayer) {
   const int ranks = parallel::gSpatialWorld->size();
   if (ranks < 2) GTEST_SKIP() << "one rank always has a block";
