@@ -459,6 +459,7 @@ class Evaluator {
     t.gradientAllreduce = r.total;
     t.gradientExposed = r.exposed + skewTail_;
     t.backwardData += r.computeStretch;  // backward measured on the wall clock includes it
+    t.forward += r.forwardStretch;       // the same for the next forward, beside the tail
     t.negotiation = 0;  // negotiation latency is inside the schedule
     e_.allreduceAlgorithm = algorithm.empty() ? "none" : std::string(algorithm);
   }

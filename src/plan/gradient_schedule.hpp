@@ -30,6 +30,7 @@ struct GradientResult {
   double exposed = 0;      // past the end of backward
   double negotiation = 0;
   double computeStretch = 0;  // how much longer backward ran while reductions were in flight
+  double forwardStretch = 0;  // how much longer the next forward ran beside the tail (forward priority)
   int groups = 0;
 };
 

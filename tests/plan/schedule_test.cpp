@@ -81,6 +81,19 @@ TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
   // 0.5 s left of the other ends at 1.5 s, when the forward (at 1 + 0.5 s) reaches it.
   s.order = ReduceOrder::kForwardPriority;
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0).exposed, 1.0);
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0).forwardStretch, 0);  // slowdown 1
+  // At half speed beside compute, slowing it 1.5x: 0.5 s of the last layer's 1.5 s is done
+  // in backward (stretching it 0.5 s), 2 s are left. The first layer's 1 s goes first (the
+  // forward waits 1 s), then the forward computes 0.5 s beside the other's 1 s (0.25 s done)
+  // and waits 0.75 s for the rest. In flight beside the forward: 0.5 s, which it ran
+  // 0.5 x 0.5 s longer.
+  const GradientResult slowed = scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5});
+  EXPECT_DOUBLE_EQ(slowed.computeStretch, 0.5);
+  EXPECT_DOUBLE_EQ(slowed.exposed, 1.75);
+  EXPECT_DOUBLE_EQ(slowed.forwardStretch, 0.25);
+  // FIFO waits for every reduction before the next forward: nothing beside it.
+  s.order = ReduceOrder::kFifo;
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5}).forwardStretch, 0);
 }
 
 TEST(PipelinePartition, BalancesContiguousStages) {
