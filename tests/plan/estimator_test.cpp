@@ -195,6 +195,24 @@ TEST_F(ThreeLayers, SpatialSplitExchangesHalosUntilTheSplitPoint) {
   EXPECT_GT(e.time.gradientAllreduce, 0);  // the two ranks share every weight
 }
 
+// Reductions in flight beside backward stretch it; on a spatial split each synchronisation
+// waits for the other rank's stretch since the one before, over at most one reduction call's
+// time beside compute. Calls that slow beside compute (hidden near 0): all of the stretch.
+// Data parallelism synchronises once, at the end, where the ranks' stretches even out.
+TEST_F(ThreeLayers, SynchronisationsBesideReductionsWaitForTheOthersStretch) {
+  Strategy s{"spatial", Grid{.height = 2}, 2};
+  s.comm.grouping = Grouping::kPerLayer;  // fc's gradient goes out beside the conv's backward
+  const Estimate quiet = estimate(in, s);
+  cluster.implementation.overlap = {.hidden = 1e-3, .slowdown = 1.5};
+  const Estimate busy = estimate(in, s);
+  const double stretch = busy.time.backwardData - quiet.time.backwardData;
+  ASSERT_GT(stretch, 0);
+  const double waits = busy.time.halo + busy.time.layerCollectives - quiet.time.halo - quiet.time.layerCollectives;
+  EXPECT_NEAR(waits, stretch, 1e-12);
+  const Estimate data = estimate(in, Strategy{"data", Grid{.data = 2}, 8});
+  EXPECT_EQ(data.time.halo + data.time.layerCollectives, 0);
+}
+
 TEST_F(ThreeLayers, PipelineBubbleIsTheRestOfTheSchedulesMakespan) {
   const Strategy s{"pipeline", Grid{.pipeline = 2}, 8, 4};
   const Estimate e = estimate(in, s);
