@@ -43,6 +43,7 @@ struct Options : ModelSource {
   std::string emit;
   std::string plot;  // an SVG of samples/s by GPUs per strategy
   bool explain = false;
+  bool explainLayers = false;  // --explain, then every layer's predicted times
   std::string variant = "default";
   double sampleSeconds = 0;
   std::string paradlNetwork;  // ParaDL's own network file, instead of the model
@@ -269,7 +270,11 @@ void run(const Options& o, Context& context) {
   } else {
     printPlanTable(model, cluster, in, estimates, context.out);
   }
-  if (o.explain && !o.json && !o.csv) printExplanation(in, estimates.front(), context.out);
+  if ((o.explain || o.explainLayers) && !o.json && !o.csv) {
+    const std::vector<plan::LayerTime> layers =
+        o.explainLayers ? plan::Oracle(in).layerTimes(estimates.front().strategy) : std::vector<plan::LayerTime>{};
+    printExplanation(in, estimates.front(), layers, context.out);
+  }
 }
 
 }  // namespace
@@ -300,6 +305,8 @@ void addPlanCommand(CLI::App& app, Context& context) {
   c->add_option("--plot", o->plot, "write an SVG chart of samples/s by GPUs per strategy (every estimate, before --top)");
   c->add_option("--emit", o->emit, "write the best strategy as JSON for 'train --plan' (docs/strategy-json.md)");
   c->add_flag("--explain", o->explain, "print every term of the best row with units");
+  c->add_flag("--explain-layers", o->explainLayers,
+              "--explain, then every layer's predicted forward, backward and communication (ms, as train --trace sums them)");
   c->add_option("--model-variant", o->variant, "default, or paradl (ParaDL's published equations)");
   c->add_option("--sample-seconds", o->sampleSeconds, "paradl: measured seconds per sample on one device")
       ->check(aboveUpTo(0, 1e6));

@@ -8,6 +8,7 @@
 
 #include "core/table.hpp"
 #include "core/units.hpp"
+#include "graph/model.hpp"
 
 namespace paraxis::cli {
 namespace {
@@ -118,7 +119,30 @@ void printPlanCsv(const std::vector<plan::Estimate>& estimates, std::ostream& ou
   }
 }
 
-void printExplanation(const plan::PlanInputs& in, const plan::Estimate& e, std::ostream& out) {
+namespace {
+
+// The layers that take time, with the ms a `train --trace` of the same run sums per layer (its
+// `layer` and `layer_backward` events) beside them.
+void printLayerTimes(const graph::Model& model, const std::vector<plan::LayerTime>& layers, std::ostream& out) {
+  if (layers.empty()) return;
+  Table t;
+  for (const char* h : {"layer", "forward", "backward", "halo+collectives"}) {
+    t.addColumn(h, std::string(h) == "layer" ? Table::Align::kLeft : Table::Align::kRight);
+  }
+  const auto ms = [](double seconds) { return fmt::format("{:.3f}", seconds * 1e3); };
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const plan::LayerTime& l = layers[i];
+    if (l.forward + l.backward + l.communication <= 0) continue;
+    t.addRow({model.layer(static_cast<int>(i)).name, ms(l.forward), ms(l.backward), ms(l.communication)});
+  }
+  out << "per layer, ms on one rank (before the gradient schedule's stretch; a pipeline's: one micro-batch)\n";
+  t.print(out);
+}
+
+}  // namespace
+
+void printExplanation(const plan::PlanInputs& in, const plan::Estimate& e, const std::vector<plan::LayerTime>& layers,
+                      std::ostream& out) {
   const plan::Strategy& s = e.strategy;
   const plan::TimeBreakdown& t = e.time;
   const plan::MemoryBreakdown& m = e.memory;
@@ -169,7 +193,7 @@ void printExplanation(const plan::PlanInputs& in, const plan::Estimate& e, std::
                      e.statisticalEfficiency,
                      e.scalingEfficiency * s.grid.total() * e.statisticalEfficiency);
   out << "bottleneck: " << e.bottleneck << '\n';
-  (void)in;
+  printLayerTimes(*in.model, layers, out);
 }
 
 void printLayerSearch(const graph::Model& model, const plan::LayerSearchResult& r, int gpus, std::int64_t batch,

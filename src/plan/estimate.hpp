@@ -51,6 +51,13 @@ struct MemoryBreakdown {  // bytes per device
   std::string largest() const;
 };
 
+// One model layer's share of a strategy's step as the oracle prices it, on one rank of a
+// replica (a pipeline's: one micro-batch's pass), before the gradient schedule stretches the
+// totals: what `plan --explain` lists beside the layers of `train --trace`.
+struct LayerTime {
+  double forward = 0, backward = 0, communication = 0;  // seconds; communication: halo and collectives
+};
+
 struct Estimate {
   Strategy strategy;
   bool feasible = true;

@@ -106,6 +106,16 @@ double Oracle::serialIterationSeconds(double samples) {
   return seconds;
 }
 
+std::vector<LayerTime> Oracle::layerTimes(const Strategy& s) {
+  if (!limitViolation(inputs_, s).empty()) return {};
+  detail::evaluate(inputs_, *profiles_, arrays_, s, inputs_.congestion);
+  std::vector<LayerTime> layers(arrays_.forward.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    layers[i] = {arrays_.forward[i], arrays_.backward[i], arrays_.communication[i]};
+  }
+  return layers;
+}
+
 Estimate Oracle::estimate(const Strategy& s, bool withRange) {
   const PlanInputs& in = inputs_;
   Estimate e;

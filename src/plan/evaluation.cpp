@@ -117,6 +117,7 @@ struct PlacedGroups {
   }
   PlacedGroups(const hw::Cluster& cl, const Grid& g, Congestion k)
       : spatial(cl, {g.spatial(), 1}, k),
+        spatialAllreduce(cl, {g.spatial(), 1}, k),
         filter(cl, filterGroup(g), k),
         channel(cl, {g.channel, g.strideChannel()}, k),
         channelAllreduce(cl, {g.channel, g.strideChannel()}, k),
@@ -126,7 +127,7 @@ struct PlacedGroups {
                    {cl, {g.width > 1 ? 2 : 1, g.strideWidth(), kNeighbour}, k}} {}
   static constexpr hw::CommPath kNeighbour = hw::CommPath::kPointToPoint;
   cost::PlacedGroup spatial, filter, channel;
-  cost::PlacedAllreduce channelAllreduce, filterAllreduce;
+  cost::PlacedAllreduce spatialAllreduce, channelAllreduce, filterAllreduce;
   cost::PlacedGroup neighbours[3];
 };
 
@@ -197,6 +198,13 @@ class Evaluator {
     const double outBytes = profile.outputElements * samples_ * model_.bytesPerElement();
     double collectives = 0;
     if (sp.gatherAtSplitPoint) collectives += impl.spatialGather * groups_.spatial.allgather(inBytes);
+    if (sp.spatial && profile.memoryKind == static_cast<int>(hw::MemoryKind::kNormalization)) {
+      // A split batch norm's statistics over the spatial group (parallel/spatial_layers.cpp):
+      // the sums of x, x^2 and the count per channel (f64) forward, of the weight's and bias's
+      // gradients backward. Small, but each is a synchronisation.
+      const double channels = profile.params / 2;
+      collectives += groups_.spatialAllreduce(3 * 8 * channels).seconds + groups_.spatialAllreduce(2 * 8 * channels).seconds;
+    }
     if (sp.gatherInput) collectives += impl.filterCollectives * groups_.filter.allgather(inBytes);
     if (sp.completeInputGradient) collectives += impl.filterCollectives * groups_.filterAllreduce(inBytes).seconds;
     if (sp.channelParallel && !sp.sliceInput) collectives += impl.filterCollectives * groups_.filterAllreduce(outBytes).seconds;

@@ -28,6 +28,9 @@ class Oracle {
   // reason; one that does not fit in memory with fits=false and the component that breaks.
   // `withRange` adds the optimistic / congested iteration times (three evaluations).
   Estimate estimate(const Strategy& strategy, bool withRange = true);
+  // Every model layer's LayerTime for `strategy` (in model order), at the inputs' congestion;
+  // empty when the strategy is infeasible.
+  std::vector<LayerTime> layerTimes(const Strategy& strategy);
   // One device running the whole model on `samples` per iteration: the reference for scaling
   // efficiency.
   double serialIterationSeconds(double samples);

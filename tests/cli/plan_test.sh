@@ -14,6 +14,9 @@ expect_error "needs --sample-seconds" plan --model-variant paradl
 expect_error "device 'Tesla V100-SXM2-16GB' has no peak for data type 'fp8'" plan --dtype fp8
 expect_ok "data .*data=64 .* 64 " plan --gpus 64 --strategies data,data+filter
 expect_ok "explain: data" plan --gpus 64 --strategies data --explain
+# --explain-layers: the layers' table after the explanation; a split batch norm synchronises.
+expect_ok "^per layer, ms on one rank" plan --model small-cnn --cluster local --grid h=2 --global-batch 16 --explain-layers
+expect_ok "^block1\.bn +[0-9.]+ +[0-9.]+ +0\.0*[1-9]" plan --model small-cnn --cluster local --grid h=2 --global-batch 16 --explain-layers
 expect_ok "n.*xd1xh.*xw" plan --model small-cnn --gpus 4 --global-batch 8 --per-layer
 expect_ok "ParaDL's equations" plan --model-variant paradl --sample-seconds 0.0031195 --strategies data --gpus 64 --batch-per-gpu 64
 expect_ok "data .*data=64 .* 4096 .* 68.07" plan --model-variant paradl --sample-seconds 0.0031195 --paradl-network "$data/paradl_resnet50.net" --strategies data --gpus 64 --batch-per-gpu 64

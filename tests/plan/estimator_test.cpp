@@ -10,6 +10,7 @@
 #include "cost/collective_cost.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "hw/presets.hpp"
+#include "plan/oracle.hpp"
 #include "plan/planner.hpp"
 #include "plan_fixture.hpp"
 
@@ -211,6 +212,38 @@ TEST_F(ThreeLayers, SynchronisationsBesideReductionsWaitForTheOthersStretch) {
   EXPECT_NEAR(waits, stretch, 1e-12);
   const Estimate data = estimate(in, Strategy{"data", Grid{.data = 2}, 8});
   EXPECT_EQ(data.time.halo + data.time.layerCollectives, 0);
+}
+
+// The per-layer times `plan --explain` lists add up to the breakdown; a batch norm split over
+// the spatial ranks reduces its statistics there forward and backward (the executor's sums:
+// 3 then 2 f64 values per channel), so it is a synchronisation too.
+TEST(LayerTimes, AddUpToTheBreakdownAndASplitBatchNormSynchronises) {
+  graph::ModelBuilder b("bn", graph::TensorShape{4, {8, 8}});
+  int x = b.conv("conv", 0, {.filters = 8, .kernel = {3}, .padding = {1}, .bias = false});
+  x = b.batchNorm("bn", x);
+  x = b.relu("relu", x);
+  b.fc("fc", x, 10);
+  const graph::Model model = std::move(b).build();
+  const hw::Cluster cluster = testing::toyCluster();
+  Oracle oracle(inputsFor(model, cluster));
+  for (const Strategy& s : {Strategy{"data", Grid{.data = 2}, 8}, Strategy{"spatial", Grid{.height = 2}, 2}}) {
+    const Estimate e = oracle.estimate(s);
+    const std::vector<LayerTime> layers = oracle.layerTimes(s);
+    ASSERT_EQ(layers.size(), static_cast<std::size_t>(model.size()));
+    double forward = 0, backward = 0, communication = 0;
+    for (const LayerTime& l : layers) forward += l.forward, backward += l.backward, communication += l.communication;
+    EXPECT_NEAR(forward, e.time.forward, 1e-15) << s.name;
+    EXPECT_NEAR(backward, e.time.backwardData + e.time.backwardWeight, 1e-15) << s.name;
+    EXPECT_NEAR(communication, e.time.halo + e.time.layerCollectives, 1e-15) << s.name;
+  }
+  const std::vector<LayerTime> spatial = oracle.layerTimes(Strategy{"spatial", Grid{.height = 2}, 2});
+  const double channels = 8;
+  const cost::LinkParams node{1e-6, 1.0 / 10e9, 3.0 / 100e9};
+  EXPECT_NEAR(spatial[2].communication,
+              cost::bestFlatAllreduce(2, 3 * 8 * channels, node).seconds + cost::bestFlatAllreduce(2, 2 * 8 * channels, node).seconds,
+              1e-15);
+  EXPECT_EQ(oracle.layerTimes(Strategy{"data", Grid{.data = 2}, 8})[2].communication, 0);
+  EXPECT_TRUE(oracle.layerTimes(Strategy{"data", Grid{.data = 3}, 8}).empty());  // 3 ranks on 2 x 2: infeasible
 }
 
 TEST_F(ThreeLayers, PipelineBubbleIsTheRestOfTheSchedulesMakespan) {
