@@ -254,14 +254,10 @@ class Evaluator {
     skewTail_ = 0;
     if (skew <= 0) return;
     int first = -1;
-    auto wait = [&](int i, double seconds) {
-      a_.communication[i] += seconds;
-      (a_.halo[i] > 0 ? e_.time.halo : e_.time.layerCollectives) += seconds;
-    };
     auto pass = [&](int i, double compute) {
       skewTail_ += compute;
       if (a_.communication[i] <= 0) return;
-      wait(i, skew * skewTail_);
+      waitAt(i, skew * skewTail_);
       if (first < 0) first = i;
       skewTail_ = 0;
     };
@@ -269,9 +265,15 @@ class Evaluator {
     for (int i = model_.size() - 1; i >= 0; --i) pass(i, a_.backward[i]);
     skewTail_ *= skew;
     if (static_cast<std::int64_t>(grid_.data) * grid_.spatial() == 1 && first >= 0) {
-      wait(first, skewTail_);  // no gradient reduction: the next step's first synchronisation waits
+      waitAt(first, skewTail_);  // no gradient reduction: the next step's first synchronisation waits
       skewTail_ = 0;
     }
+  }
+
+  // Layer i's synchronisation (its halo exchange, else its collectives) waits `seconds` more.
+  void waitAt(int i, double seconds) {
+    a_.communication[i] += seconds;
+    (a_.halo[i] > 0 ? e_.time.halo : e_.time.layerCollectives) += seconds;
   }
 
   // How much further the slowest of `ranks` falls behind than the slower of two: the expected
@@ -468,8 +470,7 @@ class Evaluator {
     t.gradientExposed = r.exposed + skewTail_;
     t.backwardData += r.computeStretch;  // backward measured on the wall clock includes it
     t.forward += r.forwardStretch;       // the same for the next forward, beside the tail
-    const double unit = settings.order == ReduceOrder::kForwardPriority ? settings.chunkBytes : settings.fusionBytes;
-    syncWaitsBesideReductions(r.computeStretch, reduction(unit, nullptr), backwardWall);
+    syncWaitsBesideReductions(r.computeStretch, reduction, settings, backwardWall);
     t.negotiation = 0;  // negotiation latency is inside the schedule
     e_.allreduceAlgorithm = algorithm.empty() ? "none" : std::string(algorithm);
   }
@@ -480,18 +481,19 @@ class Evaluator {
   // stretches even out, as at data parallelism's one synchronisation). resnet18@64 on h=2 here:
   // halo and layer-collective waits of 19-34 ms a step with the reductions beside backward,
   // 4.6-7.5 ms with them after it.
-  void syncWaitsBesideReductions(double stretch, double callSeconds, double backwardSeconds) {
+  void syncWaitsBesideReductions(double stretch, const GradientReduction& reduction, const GradientComm& settings,
+                                 double backwardSeconds) {
     if (stretch <= 0 || backwardSeconds <= 0) return;
     int syncs = 0;
     for (int i = 0; i < model_.size(); ++i) syncs += a_.communication[i] > 0 ? 1 : 0;
     if (syncs == 0) return;
+    // One call: a chunk under forward priority, a fusion bucket otherwise.
+    const double unit = settings.order == ReduceOrder::kForwardPriority ? settings.chunkBytes : settings.fusionBytes;
     const double hidden = cluster_.implementation.overlap.hidden;
-    const double call = hidden > 0 ? callSeconds / hidden : backwardSeconds;
+    const double call = hidden > 0 ? reduction(unit, nullptr) / hidden : backwardSeconds;
     const double each = stretch * std::min(1.0, call * syncs / backwardSeconds) / syncs;
     for (int i = 0; i < model_.size(); ++i) {
-      if (a_.communication[i] <= 0) continue;
-      a_.communication[i] += each;
-      (a_.halo[i] > 0 ? e_.time.halo : e_.time.layerCollectives) += each;
+      if (a_.communication[i] > 0) waitAt(i, each);
     }
   }
 

@@ -95,8 +95,6 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     double left = tail;
     double cumulative = 0;
     double wait = 0;
-    double forwardSpan = 0;  // when the forward reaches its last layer with weights
-    for (const GradientSource& source : sources) forwardSpan = std::max(forwardSpan, source.forwardStart);
     for (int g = static_cast<int>(ends.size()) - 1; g >= 0 && left > 0; --g) {
       const double remaining = std::min(left, groupSeconds[g]);
       left -= remaining;
@@ -109,7 +107,8 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     // it as beside backward (resnet18@64 on 2 ranks here: its forward took 51.9 ms, 40.8 ms on
     // one rank, with calibrated slowdown 1.3).
     if (overlap.hidden > 0) {
-      r.forwardStretch = (overlap.slowdown - 1) * std::min(forwardSpan, (tail - r.exposed) / overlap.hidden);
+      // Capped by when the forward reaches its last layer with weights: backward's first source.
+      r.forwardStretch = (overlap.slowdown - 1) * std::min(sources.front().forwardStart, (tail - r.exposed) / overlap.hidden);
     }
   }
   return r;
