@@ -4,6 +4,22 @@
 
 namespace paraxis::cost {
 
+namespace {
+
+// Flows of this job that share one link of level l out of a unit (the file's comment), at least 1.
+double flowsPerLink(const hw::Cluster& cluster, const Placement& group, int l) {
+  const std::int64_t unitBelow = l == 0 ? 1 : cluster.levels[l - 1].ranks;
+  const double flows = static_cast<double>(std::min(group.stride, unitBelow));
+  return std::max(1.0, flows / static_cast<double>(cluster.levels[l].links));
+}
+
+}  // namespace
+
+double linkSharing(const hw::Cluster& cluster, const Placement& group) {
+  if (group.size <= 1) return 1;
+  return flowsPerLink(cluster, group, cluster.levelBetween(0, (group.size - 1) * group.stride));
+}
+
 GroupLink groupLink(const hw::Cluster& cluster, const Placement& group, Congestion congestion) {
   GroupLink out;
   if (group.size <= 1) return out;
@@ -13,9 +29,7 @@ GroupLink groupLink(const hw::Cluster& cluster, const Placement& group, Congesti
   out.link.gamma = reductionGamma(cluster.device);
   for (int l = 0; l <= out.level; ++l) {
     const hw::NetworkLevel& level = cluster.levels[l];
-    const std::int64_t unitBelow = l == 0 ? 1 : cluster.levels[l - 1].ranks;
-    const double flows = static_cast<double>(std::min(group.stride, unitBelow));
-    double beta = cluster.betaOn(group.path, l) * std::max(1.0, flows / static_cast<double>(level.links));
+    double beta = cluster.betaOn(group.path, l) * flowsPerLink(cluster, group, l);
     if (congestion != Congestion::kOptimistic && l > 0) {
       beta *= level.oversubscription * level.contention;
       if (congestion == Congestion::kCongested) beta *= 2;

@@ -36,6 +36,9 @@ struct GroupLink {
 };
 
 GroupLink groupLink(const hw::Cluster& cluster, const Placement& group, Congestion congestion);
+// The flows that share one link at the outermost level the group spans (at least 1): how many
+// of the job's groups like this one groupLink charges to each link there.
+double linkSharing(const hw::Cluster& cluster, const Placement& group);
 
 // Per byte reduced on the device: two operands read, one result written.
 double reductionGamma(const hw::Device& device);

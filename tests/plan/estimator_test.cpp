@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "cost/collective_cost.hpp"
+#include "cost/topology.hpp"
 #include "graph/zoo/zoo.hpp"
 #include "hw/presets.hpp"
 #include "plan/oracle.hpp"
@@ -289,10 +290,10 @@ TEST_F(ThreeLayers, OutOfMemoryNamesTheComponent) {
 }
 
 
-// A pipeline's stages each reduce their own gradients across the data replicas: the slowest
+// A pipeline's stages each reduce their own gradients across the data replicas: the heaviest
 // stage's reduction counts, whatever stage holds the model's last layers (CosmoFlow's last
 // stage holds no weights, and the reduction used to come out as none, 0 s).
-TEST(PipelineGradients, EveryReplicatedPipelineReducesTheSlowestStagesGradients) {
+TEST(PipelineGradients, EveryReplicatedPipelineReducesAStagesGradients) {
   const graph::Model model = graph::buildZooModel("cosmoflow");
   const hw::Cluster cluster = hw::loadCluster("abci");
   PlanInputs in = inputsFor(model, cluster);
@@ -303,6 +304,28 @@ TEST(PipelineGradients, EveryReplicatedPipelineReducesTheSlowestStagesGradients)
   EXPECT_GT(e.memory.gradients, 0);
 }
 
+
+// Each stage of a replicated pipeline reduces its own gradients at once; the heaviest ends
+// last. Two stages' groups sharing one link at 1/2 each: the lighter finishes early and leaves
+// the link, so the heaviest ends when both stages' bytes have crossed, as if each carried the
+// mean. On a link of its own it carries its own bytes. (conv's 288 weights, fc's 5130.)
+TEST_F(ThreeLayers, AReplicatedPipelinesReductionIsItsHeaviestStagesShareOfTheLink) {
+  const Strategy s{"data+pipeline", Grid{.data = 2, .pipeline = 2}, 16, 2};
+  const cost::Placement replicas{2, 2, hw::CommPath::kGradientAllreduce};
+  ASSERT_EQ(cost::linkSharing(cluster, replicas), 2);
+  const Estimate shared = estimate(in, s);
+  ASSERT_TRUE(shared.feasible) << shared.infeasibleReason;
+  const double mean = (288 + 5130) * 4.0 / 2;
+  EXPECT_NEAR(shared.time.gradientAllreduce, cost::allreduceOn(cluster, replicas, mean, cost::Congestion::kExpected).seconds,
+              1e-15);
+  EXPECT_NEAR(shared.time.gradientExposed, shared.time.gradientAllreduce, 1e-15);  // after the last micro-batch
+
+  cluster.levels[1].links = 2;  // a link for each stage's group
+  ASSERT_EQ(cost::linkSharing(cluster, replicas), 1);
+  const Estimate own = estimate(in, s);
+  EXPECT_NEAR(own.time.gradientAllreduce, cost::allreduceOn(cluster, replicas, 5130 * 4.0, cost::Congestion::kExpected).seconds,
+              1e-15);
+}
 
 // A hybrid with a single data replica is the model-parallel strategy itself: one row, named
 // for it, not two identical rows.
