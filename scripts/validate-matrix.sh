@@ -156,11 +156,14 @@ for (model, grid), repeats in sorted(runs.items()):
     totals = [t[0]["total"] for t in repeats]
     spread[(model, grid)] = (len(totals), (max(totals) - min(totals)) / m["total"])
 
-def kendall_tau_b(xs, ys):
+# unordered(i, j): the runs do not order the pair, which is then left out.
+def kendall_tau_b(xs, ys, unordered=lambda i, j: False):
     concordant = discordant = tx = ty = 0
     for i in range(len(xs)):
         for j in range(i + 1, len(xs)):
             dx, dy = xs[i] - xs[j], ys[i] - ys[j]
+            if unordered(i, j):
+                continue
             if dx == 0 and dy == 0:
                 continue
             if dx == 0:
@@ -193,18 +196,25 @@ for model, runs_of_model in by_model.items():
     if len(runs_of_model) < 2:
         print(f"{model}: one run, no ranking")
         continue
-    tau = kendall_tau_b([a for _, a, _ in runs_of_model], [b for _, _, b in runs_of_model])
-    # A pair ranked against the measurement, named with how far apart the two measured medians
-    # are beside the wider spread of their repeats (inside it, the runs cannot order the pair).
-    wrong = []
-    for i, (gi, mi, pi) in enumerate(runs_of_model):
-        for gj, mj, pj in runs_of_model[i + 1:]:
-            if (mi - mj) * (pi - pj) < 0:
-                apart = abs(mi - mj) / min(mi, mj)
-                noise = max(spread[(model, gi)][1], spread[(model, gj)][1])
-                wrong.append(f"{gi}/{gj} {apart * 100:.1f}% apart, spread {noise * 100:.1f}%")
+    measured = [a for _, a, _ in runs_of_model]
+    predicted = [b for _, _, b in runs_of_model]
+    tau = kendall_tau_b(measured, predicted)
+    # How far apart two measured medians are, and the wider spread of their repeats: inside
+    # it, the runs cannot order the pair.
+    def apart(i, j):
+        return abs(measured[i] - measured[j]) / min(measured[i], measured[j])
+    def noise(i, j):
+        return max(spread[(model, runs_of_model[i][0])][1], spread[(model, runs_of_model[j][0])][1])
+    unordered = lambda i, j: apart(i, j) <= noise(i, j)
+    wrong = [f"{runs_of_model[i][0]}/{runs_of_model[j][0]} {apart(i, j) * 100:.1f}% apart, spread {noise(i, j) * 100:.1f}%"
+             for i in range(len(measured)) for j in range(i + 1, len(measured))
+             if (measured[i] - measured[j]) * (predicted[i] - predicted[j]) < 0]
     print(f"{model}: Kendall tau-b of predicted against measured totals over {len(runs_of_model)} grids: {tau:.2f}"
           + (f" (ranked against the runs: {'; '.join(wrong)})" if wrong else ""))
+    ties = sum(unordered(i, j) for i in range(len(measured)) for j in range(i + 1, len(measured)))
+    if ties:
+        print(f"  over the pairs the runs order (leaving out {ties} apart by no more than their spread): "
+              f"{kendall_tau_b(measured, predicted, unordered):.2f}")
 PY
 }
 summary
