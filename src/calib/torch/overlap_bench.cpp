@@ -88,13 +88,16 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   SkewMeasurement m;
   m.latency = comm::timeCollectively(comm, 1, 2 * kTrials, synchronise, deadline);
   // Spans of a few milliseconds to a few tens, as between a step's synchronisations; each rank
-  // its own times (the wait is what one rank loses to the others).
+  // its own times (the wait is what one rank loses to the others). The waits are rare long
+  // stalls among short ones: with 6 spans of each length, calibrations minutes apart read
+  // 1.1-19.8 % on 2 ranks here, so 24 of each (~3 s more).
+  constexpr int kSpans = 24;
   double computed = 0, waited = 0;
   int spans = 0;
   for (const int repeats : {1, 4}) {
     ComputeLoop compute(repeats);
     compute();  // warm-up
-    for (int t = 0; t < 2 * kTrials; ++t, ++spans) {
+    for (int t = 0; t < kSpans; ++t, ++spans) {
       comm::barrier(comm, deadline);
       const auto start = Clock::now();
       compute();
