@@ -75,6 +75,7 @@ class IrNetImpl : public torch::nn::Module {
 
  private:
   torch::Tensor apply(int index, const std::vector<torch::Tensor>& outputs);
+  static bool keepsNchw(const graph::Layer& l);
   graph::Model model_;
   std::vector<torch::nn::AnyModule> layers_;  // empty where the layer is functional
   std::vector<int> losses_;

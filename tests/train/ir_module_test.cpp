@@ -136,6 +136,34 @@ TEST(IrModule, ChannelsLastHoldsAfterAOneChannelConvolution) {
   EXPECT_GE(checked, 4);  // conv1, relu1, pool1, conv2, ...
 }
 
+// Under channelsLast a convolution over 4 output positions or fewer runs in NCHW (its weights
+// kept so; oneDNN's NHWC backward is 2-4x slower there), the rest in NHWC; every layer's output
+// stays NHWC for the layers after it.
+TEST(IrModule, ConvolutionsOnTinyMapsRunInNchw) {
+  const graph::Model model = graph::buildZooModel("resnet18", {.spatial = {64}});
+  IrNet net(model, IrNetOptions{.channelsLast = true});
+  int nchw = 0, nhwc = 0;
+  for (int i = 1; i < model.size(); ++i) {
+    const graph::Layer& l = model.layer(i);
+    if (l.kind != graph::LayerKind::kConv) continue;
+    const torch::Tensor w = net->layerModule(i)->named_parameters()["weight"];
+    if (w.size(2) * w.size(3) == 1) continue;  // a 1x1 kernel's layouts coincide
+    const bool tiny = l.output.spatial[0] * l.output.spatial[1] <= 4;
+    EXPECT_EQ(w.is_contiguous(), tiny) << l.name;
+    EXPECT_EQ(w.is_contiguous(torch::MemoryFormat::ChannelsLast), !tiny) << l.name;
+    ++(tiny ? nchw : nhwc);
+  }
+  EXPECT_EQ(nchw, 4);  // layer4's 3x3: 2x2 positions at 64x64
+  EXPECT_GT(nhwc, 10);
+  torch::NoGradGuard noGrad;
+  const auto outputs = net->run(torch::randn({2, 3, 64, 64}));
+  for (int i = 1; i < model.size(); ++i) {
+    if (outputs[i].defined() && outputs[i].dim() == 4 && outputs[i].size(2) * outputs[i].size(3) > 1) {
+      EXPECT_TRUE(outputs[i].is_contiguous(torch::MemoryFormat::ChannelsLast)) << model.layer(i).name;
+    }
+  }
+}
+
 TEST(IrModule, ReluAfterBatchNormRunsInPlace) {
   torch::NoGradGuard noGrad;
   const graph::Model model = graph::buildZooModel("small-cnn", {.spatial = {32}});
