@@ -197,7 +197,7 @@ torch::Tensor IrNetImpl::apply(int index, const std::vector<torch::Tensor>& outp
     case LayerKind::kMseLoss: return {};
     // Laid out: an NCHW convolution output sends the layers after it down torch's NCHW kernels,
     // max pooling 10x slower than NHWC on one thread here.
-    case LayerKind::kConv: return laidOut(layers_[index].forward(channelsLast_ && keepsNchw(l) ? x.contiguous() : x));
+    case LayerKind::kConv: return laidOut(layers_[index].forward(convInput(index, x)));
     default: return layers_[index].forward(x);
   }
 }

@@ -59,6 +59,11 @@ class IrNetImpl : public torch::nn::Module {
   torch::MemoryFormat layoutOf(std::int64_t dims) const {
     return channelsLast_ && dims == 4 ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
   }
+  // A convolution's input as layer `index` takes it: NCHW where the layer runs so (keepsNchw),
+  // else as laid out. For executors that run convolutions their own way too.
+  torch::Tensor convInput(int index, const torch::Tensor& x) const {
+    return channelsLast_ && keepsNchw(model_.layer(index)) ? x.contiguous() : x;
+  }
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // Layer `index` overwrites its first input (an in-place ReLU or Add).

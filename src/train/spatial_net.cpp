@@ -154,10 +154,11 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
                                     from};
       // Laid out as IrNet lays out its convolutions' outputs (a one-channel input's comes NCHW).
       if (!channelParallel(index)) {
-        return net_->laidOut(parallel::spatialConv(split, x, parameter(*m, "weight"), parameter(*m, "bias"), spec));
+        return net_->laidOut(
+            parallel::spatialConv(split, net_->convInput(index, x), parameter(*m, "weight"), parameter(*m, "bias"), spec));
       }
-      return net_->laidOut(
-          finishPartial(index, parallel::spatialConv(split, parallelInput(index, x), parameter(*m, "weight"), {}, spec)));
+      return net_->laidOut(finishPartial(
+          index, parallel::spatialConv(split, net_->convInput(index, parallelInput(index, x)), parameter(*m, "weight"), {}, spec)));
     }
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {

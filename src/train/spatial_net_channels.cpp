@@ -169,7 +169,8 @@ torch::Tensor SpatialNet::applySamples(int index, const std::vector<torch::Tenso
     for (std::size_t d = 0; d < dims; ++d) out.push_back(v.size() == 1 ? v.front() : v.at(d));
     return out;
   };
-  return finishPartial(index, at::convolution(parallelInput(index, x), weight, c10::nullopt, each(a.stride), each(a.padding),
+  return finishPartial(index, at::convolution(net_->convInput(index, parallelInput(index, x)), weight, c10::nullopt,
+                                              each(a.stride), each(a.padding),
                                               each(a.dilation), l.kind == LayerKind::kDeconv, each(a.outputPadding),
                                               a.groups));
 }
