@@ -16,6 +16,9 @@ namespace paraxis::train {
 struct IrNetOptions {
   bool inPlace = true;       // ReLU and Add overwrite an input nothing else reads
   bool channelsLast = true;  // 2-D convolutions' weights and activations in NHWC (oneDNN's native layout)
+  // Samples per layer call (a pipeline's micro-batch), 0: unknown, a batch. At one sample NHWC
+  // stays faster on tiny maps too (keepsNchw).
+  std::int64_t samplesPerCall = 0;
 };
 
 class IrNetImpl : public torch::nn::Module {
@@ -80,12 +83,13 @@ class IrNetImpl : public torch::nn::Module {
 
  private:
   torch::Tensor apply(int index, const std::vector<torch::Tensor>& outputs);
-  static bool keepsNchw(const graph::Layer& l);
+  bool keepsNchw(const graph::Layer& l) const;
   graph::Model model_;
   std::vector<torch::nn::AnyModule> layers_;  // empty where the layer is functional
   std::vector<int> losses_;
   std::vector<std::uint8_t> inPlace_;  // per layer: overwrites its first input
   bool channelsLast_ = false;
+  bool tinyMapsNchw_ = true;  // keepsNchw applies (not at one sample a call)
   std::function<void(int)> beforeLayer_;
   std::vector<std::chrono::steady_clock::time_point> gradReady_;  // per layer, while tracing: its output's gradient
 };

@@ -40,6 +40,11 @@ int microBatchesOf(const TrainOptions& o, const plan::Grid& g) {
 
 namespace {
 
+// A layer call's samples: a pipeline's micro-batch, else the rank's batch.
+std::int64_t samplesPerCall(const TrainOptions& o, const plan::Grid& g) {
+  return g.pipeline > 1 ? o.batchPerRank / microBatchesOf(o, g) : o.batchPerRank;
+}
+
 // Progress redraws one line with '\r' only on a terminal of this process's own: under a launcher
 // (mpirun, srun) a rank's stdout can be a pseudo-terminal while the job's output goes to a file.
 bool redrawsProgress(const TrainOptions& o) {
@@ -223,7 +228,8 @@ class Trainer {
         data_(loadData(o, model)),
         grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}),
         replica_(comm.rank() / grid_.modelParallel()),
-        groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)), net_(model),
+        groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)),
+        net_(model, IrNetOptions{.samplesPerCall = samplesPerCall(o, grid_)}),
         dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay, o.skipNonFinite}, executorFor(comm, net_, grid_, groups_, o)),
         lead_(comm.rank() == 0), terminal_(redrawsProgress(o)),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {

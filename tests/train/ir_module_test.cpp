@@ -107,8 +107,8 @@ TEST(IrModule, ChannelsLastGivesTheSameGradients) {
     const auto b = nhwc->parameters();
     bool anyChannelsLast = false;
     for (std::size_t i = 0; i < a.size(); ++i) {
-      anyChannelsLast = anyChannelsLast || b[i].is_contiguous(torch::MemoryFormat::ChannelsLast) && b[i].dim() == 4 &&
-                                               !b[i].is_contiguous();
+      anyChannelsLast = anyChannelsLast || (b[i].is_contiguous(torch::MemoryFormat::ChannelsLast) && b[i].dim() == 4 &&
+                                                !b[i].is_contiguous());
       // Relative to the gradient's largest element: entries near zero carry no scale of their
       // own. A weight gradient sums 32K products that mostly cancel, so another summation
       // order moves it by up to ~1e-3 of its scale (measured); a layout error moves it by O(1).
@@ -137,8 +137,9 @@ TEST(IrModule, ChannelsLastHoldsAfterAOneChannelConvolution) {
 }
 
 // Under channelsLast a convolution over 4 output positions or fewer runs in NCHW (its weights
-// kept so; oneDNN's NHWC backward is 2-4x slower there), the rest in NHWC; every layer's output
-// stays NHWC for the layers after it.
+// kept so; oneDNN's NHWC backward is 2-4x slower there), the rest in NHWC, and all of them at
+// one sample a call (where NHWC is the faster); every layer's output stays NHWC for the layers
+// after it.
 TEST(IrModule, ConvolutionsOnTinyMapsRunInNchw) {
   const graph::Model model = graph::buildZooModel("resnet18", {.spatial = {64}});
   IrNet net(model, IrNetOptions{.channelsLast = true});
@@ -155,6 +156,12 @@ TEST(IrModule, ConvolutionsOnTinyMapsRunInNchw) {
   }
   EXPECT_EQ(nchw, 4);  // layer4's 3x3: 2x2 positions at 64x64
   EXPECT_GT(nhwc, 10);
+  IrNet oneSample(model, IrNetOptions{.channelsLast = true, .samplesPerCall = 1});
+  for (int i = 1; i < model.size(); ++i) {
+    if (model.layer(i).kind != graph::LayerKind::kConv) continue;
+    const torch::Tensor w = oneSample->layerModule(i)->named_parameters()["weight"];
+    EXPECT_TRUE(w.is_contiguous(torch::MemoryFormat::ChannelsLast)) << model.layer(i).name;
+  }
   torch::NoGradGuard noGrad;
   const auto outputs = net->run(torch::randn({2, 3, 64, 64}));
   for (int i = 1; i < model.size(); ++i) {
