@@ -15,12 +15,15 @@ using Clock = std::chrono::steady_clock;
 // Passes before a layer's backward is timed: the first ones fault in the heap its gradients
 // grow into (first-touch memory is ~100x slower here: one max pool's backward took 54 ms in
 // each of its first two passes, 2.7 ms after). The heap can still grow in a later pass (a
-// pool's backward: 14.4, 14.8, 1.4 ms), so a backward is its fastest pass: a training step
-// runs in a heap already grown.
+// pool's backward: 14.4, 14.8, 1.4 ms); a backward is the median of its passes, which one such
+// pass does not move. Not the fastest: with 4 ranks on 2 cores (the netns hosts) the fastest
+// pass is one the other ranks left the core to, and the fitted backward ran 15-20 % faster
+// than training's (the netns matrix 20.2 % off with it, 15.5 % with the median, 2 ranks 11.5
+// and 9.9 %, on the same runs).
 constexpr int kWarmUps = 2;
 
 // Every layer's backward pass alone (0 where none is taken): its inputs are the forward's
-// outputs, detached, needing a gradient (not the data's: training never takes it); the fastest
+// outputs, detached, needing a gradient (not the data's: training never takes it); the median
 // of `repeats` passes after the warm-ups. Out-of-place ReLU and Add: an in-place op cannot write a
 // leaf that needs a gradient. The inputs' gradients are dropped before each pass: in training
 // a gradient flows on to the producer, it is not added into a held tensor (accumulating here
@@ -53,7 +56,8 @@ std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tens
       y.backward(gradient, /*retain_graph=*/true);
       if (pass >= kWarmUps) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
-    seconds[i] = *std::min_element(times.begin(), times.end());
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    seconds[i] = times[times.size() / 2];
   }
   return seconds;
 }
