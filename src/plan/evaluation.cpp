@@ -369,7 +369,7 @@ class Evaluator {
     t.bubble = std::max(0.0, pipelineMakespan(s_.schedule, forward, backward, micro_) - micro_ * sums.busy(slowest));
     slowestStage_ = slowest;
     stageParams_ = sums.params[slowest];
-    reducingStage(sums.params);
+    chooseReducingStage(sums.params);
     stageActivations_ = sums.activations[slowest];
     const int inFlight = s_.schedule == PipelineSchedule::kGPipe ? micro_ : std::min(micro_, grid_.pipeline);
     e_.memory.pipelineInFlight = sums.activations[slowest] * (inFlight - 1);
@@ -382,7 +382,7 @@ class Evaluator {
   // carried the stages' mean; alone on its link it carries its own. lenet, data=2 x pipeline=2
   // on two netns hosts at 1 Gbit/s: stage 1 reduces 3.2 MB, stage 0 0.2 MB; stage 1's took
   // 25-35 ms, where the compute-slowest stage 0's predicted 3.3 ms.
-  void reducingStage(const std::vector<double>& params) {
+  void chooseReducingStage(const std::vector<double>& params) {
     reducingStage_ = static_cast<int>(std::max_element(params.begin(), params.end()) - params.begin());
     const double heaviest = params[reducingStage_];
     reducingScale_ = 1;
@@ -433,7 +433,7 @@ class Evaluator {
 
   // Layers with weights in backward order, with when backward produces each gradient and when
   // the next forward reaches the layer. A pipeline's: the stage's whose reduction ends last
-  // (reducingStage). Returns when the last gradient is ready.
+  // (chooseReducingStage). Returns when the last gradient is ready.
   double collectSources() {
     double elapsed = 0;
     // Layer collectives run half in forward, half in backward: both passes' wall times hold them.

@@ -136,29 +136,34 @@ std::vector<std::uint8_t> inPlaceLayers(const graph::Model& m) {
   return out;
 }
 
+namespace {
+
 // oneDNN's channels-last convolution backward is slow on tiny maps: ResNet-18's 512-channel 3x3
 // convolutions on 2x2 positions took 31-34 ms backward in NHWC and 7.1-7.5 ms in NCHW (batch 4
 // and 8, one thread, LibTorch 1.13 here), 256 channels on 2x2 1.8x, 1024 2.1x; from 3x3
 // positions on the two layouts run within 10 %. Such a convolution runs in NCHW (its weights
 // kept so, its input made so), its output laid out again for the layers after it. Not at one
 // sample a call, where NHWC is the faster (1.45 ms backward against 2.14 for the 512 channels).
-bool IrNetImpl::keepsNchw(const Layer& l) const {
+bool runsNchwUnderChannelsLast(const Layer& l, std::int64_t samplesPerCall) {
   std::int64_t positions = 1;
   for (const std::int64_t e : l.output.spatial) positions *= e;
-  return tinyMapsNchw_ && l.kind == LayerKind::kConv && positions <= 4;
+  return samplesPerCall != 1 && l.kind == LayerKind::kConv && positions <= 4;
 }
+
+}  // namespace
 
 IrNetImpl::IrNetImpl(graph::Model model, IrNetOptions options) : model_(std::move(model)) {
   inPlace_ = options.inPlace ? inPlaceLayers(model_) : std::vector<std::uint8_t>(model_.size(), 0);
   channelsLast_ = options.channelsLast && model_.inputShape().rank() == 2;
-  tinyMapsNchw_ = options.samplesPerCall != 1;
   layers_.resize(model_.size());
+  nchw_.assign(model_.size(), 0);
   for (int i = 1; i < model_.size(); ++i) {
     const Layer& l = model_.layer(i);
     layers_[i] = makeModule(model_, l);
     if (!layers_[i].is_empty()) register_module(moduleName(l.name), layers_[i].ptr());
     if (l.kind == LayerKind::kSoftmaxLoss || l.kind == LayerKind::kMseLoss) losses_.push_back(i);
-    if (channelsLast_ && l.kind == LayerKind::kConv && !keepsNchw(l)) {
+    nchw_[i] = static_cast<std::uint8_t>(channelsLast_ && runsNchwUnderChannelsLast(l, options.samplesPerCall));
+    if (channelsLast_ && l.kind == LayerKind::kConv && nchw_[i] == 0) {
       torch::NoGradGuard noGrad;
       for (torch::Tensor& w : layers_[i].ptr()->parameters()) {
         if (w.dim() == 4) w.set_data(w.contiguous(torch::MemoryFormat::ChannelsLast));

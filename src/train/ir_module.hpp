@@ -17,7 +17,7 @@ struct IrNetOptions {
   bool inPlace = true;       // ReLU and Add overwrite an input nothing else reads
   bool channelsLast = true;  // 2-D convolutions' weights and activations in NHWC (oneDNN's native layout)
   // Samples per layer call (a pipeline's micro-batch), 0: unknown, a batch. At one sample NHWC
-  // stays faster on tiny maps too (keepsNchw).
+  // stays faster on tiny maps too (ir_module.cpp).
   std::int64_t samplesPerCall = 0;
 };
 
@@ -62,11 +62,10 @@ class IrNetImpl : public torch::nn::Module {
   torch::MemoryFormat layoutOf(std::int64_t dims) const {
     return channelsLast_ && dims == 4 ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
   }
-  // A convolution's input as layer `index` takes it: NCHW where the layer runs so (keepsNchw),
-  // else as laid out. For executors that run convolutions their own way too.
-  torch::Tensor convInput(int index, const torch::Tensor& x) const {
-    return channelsLast_ && keepsNchw(model_.layer(index)) ? x.contiguous() : x;
-  }
+  // A convolution's input as layer `index` takes it: NCHW where the layer runs so (a tiny map
+  // under channelsLast, ir_module.cpp), else as laid out. For executors that run convolutions
+  // their own way too.
+  torch::Tensor convInput(int index, const torch::Tensor& x) const { return nchw_[index] != 0 ? x.contiguous() : x; }
   // One layer's output from its inputs' (for executors that run some layers their own way).
   torch::Tensor applyLayer(int index, const std::vector<torch::Tensor>& outputs) { return apply(index, outputs); }
   // Layer `index` overwrites its first input (an in-place ReLU or Add).
@@ -83,13 +82,12 @@ class IrNetImpl : public torch::nn::Module {
 
  private:
   torch::Tensor apply(int index, const std::vector<torch::Tensor>& outputs);
-  bool keepsNchw(const graph::Layer& l) const;
   graph::Model model_;
   std::vector<torch::nn::AnyModule> layers_;  // empty where the layer is functional
   std::vector<int> losses_;
   std::vector<std::uint8_t> inPlace_;  // per layer: overwrites its first input
   bool channelsLast_ = false;
-  bool tinyMapsNchw_ = true;  // keepsNchw applies (not at one sample a call)
+  std::vector<std::uint8_t> nchw_;  // per layer: a convolution run in NCHW under channelsLast
   std::function<void(int)> beforeLayer_;
   std::vector<std::chrono::steady_clock::time_point> gradReady_;  // per layer, while tracing: its output's gradient
 };

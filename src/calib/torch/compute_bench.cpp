@@ -30,7 +30,7 @@ constexpr int kWarmUps = 2;
 // made a ReLU's backward 30x slower than in a training step).
 std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tensor& input, int repeats,
                                     const std::function<void()>& beforePass) {
-  train::IrNet net(model, train::IrNetOptions{.inPlace = false});
+  train::IrNet net(model, train::IrNetOptions{.inPlace = false, .samplesPerCall = input.size(0)});
   net->train();
   std::vector<torch::Tensor> outputs;
   {
@@ -68,7 +68,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
                                          const std::function<void()>& beforePass) {
   train::configureTorchThreads(threads, 1);
   torch::manual_seed(1);
-  train::IrNet net(model);
+  train::IrNet net(model, train::IrNetOptions{.samplesPerCall = batch});  // the layouts training runs at that batch
   net->train();
   const graph::TensorShape& shape = model.inputShape();
   std::vector<std::int64_t> dims{batch, shape.channels};
