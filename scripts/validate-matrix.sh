@@ -7,6 +7,7 @@
 # drifts by tens of per cent, so compare runs made together.
 #
 #   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--repeats N] [--hosts RATE]
+#                              [--keep DIR] [--fit-models LIST [--fit KIND]] [--overlap-check]
 #
 #   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
@@ -27,6 +28,11 @@
 #                    the models in L (comma-separated, as in --models), then the other models'
 #                    runs validated against that calibrated cluster, with no refit
 #   --fit KIND       what that calibration fits: factors (default) or physical
+#   --overlap-check  also the overlap check: each model's data-parallel grid once more with
+#                    --no-overlap (reports in DIR/no-overlap), then per model the exposed
+#                    gradient communication measured and predicted with overlap and without,
+#                    and whether the model's gradient traffic outlasts its backward (the
+#                    models the issue's check is about)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
@@ -39,11 +45,13 @@ keep=""
 quick=""
 fit_models=""
 fit_kind=factors
+overlap_check=""
 while [ $# -gt 0 ]; do
   case $1 in
     --fit) fit_kind=${2:?--fit needs factors or physical}; shift 2 ;;
     --fit-models) fit_models=${2:?--fit-models needs a list}; shift 2 ;;
     --quick) quick=1; shift ;;
+    --overlap-check) overlap_check=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
@@ -66,9 +74,11 @@ mkdir -p "$work"
 if [ -n "$hosts" ]; then
   grids=(data=4 data=2xh=2 data=2xfilter=2 data=2xchannel=2 data=2xpipeline=2)
   launch() { "$root/scripts/netns-hosts.sh" with 2 "$hosts" 2 -- "$paraxis" "$@"; }
+  data_grid=data=4
 else
   grids=(data=2 h=2 filter=2 channel=2 pipeline=2)
   launch() { mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader -np 2 "$paraxis" "$@"; }
+  data_grid=data=2
 fi
 
 if [ -n "$quick" ]; then
@@ -218,6 +228,59 @@ for model, runs_of_model in by_model.items():
 PY
 }
 summary
+
+# The overlap check: the data-parallel runs again with the gradient reduction after backward.
+overlap() {
+  local off=$work/no-overlap
+  mkdir -p "$off"
+  for repeat in $(seq 1 "$repeats"); do
+    for model in "${model_list[@]}"; do
+      mapfile -t args < <(options "$model")
+      report="$off/${model//@/_}.${data_grid}.r${repeat}.json"
+      [ -n "$keep" ] && [ -s "$report" ] && continue
+      launch train "${args[@]}" --grid "$data_grid" --no-overlap --cluster "$cluster" --report "$report" >"$work/log" 2>&1 ||
+        { echo "  $model $data_grid --no-overlap #$repeat: did not run: $(tail -1 "$work/log")" >&2; rm -f "$report"; }
+    done
+  done
+  for report in "$off"/*.json; do
+    [[ $report == *.validated ]] && continue
+    "$paraxis" validate --measured "$report" --cluster "$cluster" --json >"${report%.json}.validated" ||
+      echo "  validate refused $(basename "$report")" >&2
+  done
+  /usr/bin/python3 - "$work" "$off" "$data_grid" <<'PY'
+import glob, json, os, sys
+work, off, grid = sys.argv[1:]
+def median_run(folder, model):
+    runs = []
+    for path in glob.glob(os.path.join(folder, f"{model}.{grid}.r*.validated")):
+        if os.path.getsize(path) == 0:
+            continue
+        r = json.load(open(path))["runs"][0]
+        measured = json.load(open(path[: -len(".validated")] + ".json"))["time"]
+        runs.append((r["measured"]["total"], r, measured))
+    runs.sort(key=lambda t: t[0])
+    return runs[(len(runs) - 1) // 2][1:] if runs else None
+ms = lambda s: f"{s * 1e3:8.2f}"
+print(f"\noverlap check ({grid}): exposed communication per iteration in ms, measured / predicted")
+print(f"{'model':<14} {'backward':>8} {'traffic':>8} {'outlasts':>8}   {'overlap on':>19} {'error':>7}   {'overlap off':>19} {'error':>7}")
+models = sorted({os.path.basename(p).split(".")[0] for p in glob.glob(os.path.join(work, f"*.{grid}.r*.validated"))})
+for model in models:
+    on, off_run = median_run(work, model), median_run(off, model)
+    if on is None or off_run is None:
+        print(f"{model:<14} (no run {'with' if on is None else 'without'} overlap)")
+        continue
+    cells = []
+    for r, _ in (on, off_run):
+        m, p = r["measured"]["communication"], r["predicted"]["communication"]
+        cells.append(f"{ms(m)} / {ms(p)} {((p - m) / m * 100 if m > 0 else float('nan')):+6.1f}%")
+    # Traffic: the reductions' own time with overlap off (nothing beside them slows them).
+    t = off_run[1]
+    backward = t["backward_data"] + t["backward_weight"]
+    traffic = t["gradient_allreduce"]
+    print(f"{model:<14} {ms(backward)} {ms(traffic)} {'yes' if traffic > backward else 'no':>8}   {cells[0]}   {cells[1]}")
+PY
+}
+[ -z "$overlap_check" ] || overlap
 
 # The transfer check: fit on some models' runs, validate the others' against the fit.
 [ -n "$fit_models" ] || exit 0
