@@ -96,6 +96,8 @@ std::vector<FitParameter> fitParameters(hw::Cluster& cluster, const std::vector<
     hw::Overlap& o = cluster.implementation.overlap;
     out.push_back({"overlap.hidden", &o.hidden, o.hidden, 0, 1});
     out.push_back({"overlap.slowdown", &o.slowdown, o.slowdown, 1, 100});
+    o.chunked = o.whileChunked();  // fitted apart from hidden: the engine's chunks beside backward
+    out.push_back({"overlap.chunked", &*o.chunked, *o.chunked, 0, 1});
   }
   return out;
 }

@@ -34,7 +34,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   }
   implementation["paths"] = paths;
   implementation["overlap"] = {{"hidden", c.implementation.overlap.hidden},
-                               {"slowdown", c.implementation.overlap.slowdown}};
+                               {"slowdown", c.implementation.overlap.slowdown},
+                               {"chunked", c.implementation.overlap.whileChunked()}};
   json levels = json::array();
   for (const auto& l : c.levels) {
     levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
@@ -137,8 +138,9 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
     }
     printPathLinks(im, out);
     if (!im.overlap.isIdentity()) {
-      out << fmt::format("\ncommunication beside compute progresses at {:.0f}% of its speed; compute runs {:.2f}x "
-                         "longer meanwhile\n", im.overlap.hidden * 100, im.overlap.slowdown);
+      out << fmt::format("\ncommunication beside compute progresses at {:.0f}% of its speed ({:.0f}% as the gradient "
+                         "engine's chunks beside backward); compute runs {:.2f}x longer meanwhile\n",
+                         im.overlap.hidden * 100, im.overlap.whileChunked() * 100, im.overlap.slowdown);
     }
   }
 }

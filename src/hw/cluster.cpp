@@ -189,6 +189,7 @@ void validateImplementation(const Implementation& implementation, const std::vec
   }
   c.within(implementation.overlap.hidden, 0, 1, "implementation.overlap.hidden");
   c.within(implementation.overlap.slowdown, 1, 100, "implementation.overlap.slowdown");
+  c.within(implementation.overlap.whileChunked(), 0, 1, "implementation.overlap.chunked");
   c.within(implementation.skew, 0, 1, "implementation.skew");
   for (auto [rate, key] : {std::pair{implementation.wireConversion.f16, "f16"}, std::pair{implementation.wireConversion.bf16, "bf16"}}) {
     if (rate != 0) c.within(rate, 1e6, 1e15, fmt::format("implementation.wire_conversion.{} (bytes/s)", key));

@@ -5,6 +5,7 @@
 // ranks talk over the first level whose span contains both.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -165,7 +166,13 @@ struct PathLink {
 struct Overlap {
   double hidden = 1;    // the rate at which communication in flight progresses during compute (1: full speed)
   double slowdown = 1;  // how much longer compute takes while communication is in flight
-  bool isIdentity() const { return hidden == 1 && slowdown == 1; }
+  // The rate while the gradient engine sends chunk by chunk, each after a readiness agreement
+  // (forward priority while backward runs): every call waits for the ranks' communication
+  // threads to get a core beside the compute, where one large call waits once. Unset: `hidden`
+  // (files from before it was measured).
+  std::optional<double> chunked;
+  double whileChunked() const { return chunked.value_or(hidden); }
+  bool isIdentity() const { return hidden == 1 && slowdown == 1 && whileChunked() == 1; }
 };
 
 // How fast the software converts gradients for a narrow wire: f32 gradient bytes per second

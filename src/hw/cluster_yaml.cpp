@@ -127,9 +127,10 @@ Implementation readImplementation(const YamlValue& v) {
   for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
   i.skew = v.number("skew", 0.0);
   if (auto overlap = v.find("overlap")) {
-    overlap->requireKeys({"hidden", "slowdown"});
+    overlap->requireKeys({"hidden", "slowdown", "chunked"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
     i.overlap.slowdown = overlap->number("slowdown", 1.0);
+    if (overlap->find("chunked")) i.overlap.chunked = overlap->number("chunked", i.overlap.hidden);
   }
   if (auto conversion = v.find("wire_conversion")) {
     conversion->requireKeys({"f16", "bf16"});
@@ -183,8 +184,9 @@ std::string implementationSection(const Implementation& implementation) {
     section += fmt::format("  {}: {:.4g}\n", f.key, implementation.*f.field);
   }
   if (!implementation.overlap.isIdentity()) {
-    section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}}}\n", implementation.overlap.hidden,
-                           implementation.overlap.slowdown);
+    const Overlap& o = implementation.overlap;
+    section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}{}}}\n", o.hidden, o.slowdown,
+                           o.chunked ? fmt::format(", chunked: {:.4g}", *o.chunked) : "");
   }
   if (implementation.skew != 0) section += fmt::format("  skew: {:.4g}\n", implementation.skew);
   if (!implementation.wireConversion.isIdentity()) {

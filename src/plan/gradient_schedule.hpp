@@ -44,8 +44,8 @@ struct ScheduleScratch {
 
 // `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
 // by the caller); `negotiationSeconds` one negotiation round. `overlap`: while compute runs
-// (backward, then the next forward), a reduction progresses at `hidden` of its speed and
-// stretches the compute by `slowdown`.
+// (backward, then the next forward), a reduction progresses at `hidden` of its speed (while
+// backward runs under forward priority: `whileChunked()`) and stretches the compute by `slowdown`.
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& settings, const std::function<double(double)>& reduce,
                                  double negotiationSeconds, const hw::Overlap& overlap, ScheduleScratch& scratch);

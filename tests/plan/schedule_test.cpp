@@ -67,6 +67,22 @@ TEST(GradientSchedule, ReductionsBesideComputeProgressAtTheHiddenRateAndSlowIt) 
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0, .slowdown = 1}).exposed, 1.0);
 }
 
+TEST(GradientSchedule, UnderForwardPriorityBackwardHidesAtTheChunkedRate) {
+  // One group ready at 0 s taking 1 s, backward ending at 2 s; one large call hides fully, the
+  // engine's chunks beside backward at a quarter of their speed.
+  const std::vector<GradientSource> sources{{0, 100}};
+  GradientComm s;
+  auto reduce = [](double) { return 1.0; };
+  const hw::Overlap overlap{.hidden = 1, .slowdown = 1, .chunked = 0.25};
+  s.order = ReduceOrder::kFifo;
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, overlap).exposed, 0);
+  // 0.5 s done in backward; the rest goes first in the next forward, which needs it at once.
+  s.order = ReduceOrder::kForwardPriority;
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, overlap).exposed, 0.5);
+  // A file from before the chunked rate was measured: the one rate for both.
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 1, .slowdown = 1}).exposed, 0);
+}
+
 TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
   // Backward order: the last layer (ready at 1 s, 1.5 s to reduce, reached 0.5 s into the
   // next forward), then the first (ready at 2 s, 1 s, reached at once); backward ends at 2 s.

@@ -2,12 +2,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <exception>
 #include <functional>
+#include <memory>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/allreduce.hpp"
 #include "comm/bench.hpp"
 #include "comm/collectives.hpp"
+#include "core/gradient_comm.hpp"
 #include "train/torch_runtime.hpp"
 
 namespace paraxis::calib {
@@ -34,9 +40,77 @@ class ComputeLoop {
   torch::Tensor input_, weight_;
 };
 
+// The gradient engine's calls while backward runs under forward priority (reduce/schedulers.cpp):
+// a readiness agreement, then one chunk, and again.
+class ChunkedCalls {
+ public:
+  ChunkedCalls(const comm::Communicator& comm, float* data, const comm::AllreduceOptions& options)
+      : comm_(comm), data_(data), options_(options) {}
+  void operator()(std::size_t count) const {
+    const auto chunk = static_cast<std::size_t>(GradientComm{}.chunkBytes / sizeof(float));
+    for (std::size_t at = 0; at < count; at += chunk) {
+      std::uint64_t ready = 1;
+      comm::iallreduce(comm_, &ready, &ready, 1, comm::DataType::kU64,
+                       {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd,
+                        .deadlineSeconds = options_.deadlineSeconds})
+          .wait();
+      comm::iallreduce(comm_, data_ + at, data_ + at, std::min(chunk, count - at), comm::DataType::kF32, options_).wait();
+    }
+  }
+
+ private:
+  const comm::Communicator& comm_;
+  float* data_;
+  comm::AllreduceOptions options_;
+};
+
+// Joined when it goes out of scope too (a compute that throws must not leave it running).
+class JoinedThread {
+ public:
+  template <typename F>
+  explicit JoinedThread(F&& f) : thread_(std::forward<F>(f)) {}
+  ~JoinedThread() { join(); }
+  JoinedThread(const JoinedThread&) = delete;
+  JoinedThread& operator=(const JoinedThread&) = delete;
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
+
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
+}
+
+struct Beside {
+  double compute = 0, waitAfter = 0;  // seconds
+};
+
+// Trials of `compute` with a reduction in flight: `start()` sets it off (a posted call, or a
+// thread of its own) and returns what waits for it. Medians, over the slowest rank, of the
+// compute and of the wait after it.
+template <typename Start>
+Beside timeBeside(const comm::Communicator& comm, ComputeLoop& compute, const Start& start, double deadline) {
+  std::vector<double> beside, after;
+  for (int t = 0; t < kTrials; ++t) {
+    comm::barrier(comm, deadline);
+    const auto begin = Clock::now();
+    auto finish = start();
+    compute();
+    const double computed = since(begin);
+    finish();
+    beside.push_back(comm::slowestRank(comm, computed, deadline));
+    after.push_back(comm::slowestRank(comm, since(begin) - computed, deadline));
+  }
+  return {median(beside), median(after)};
+}
+
+// The progress a reduction of `alone` seconds made beside `b.compute`, over that compute.
+double progressRate(double alone, const Beside& b) {
+  return std::clamp(std::clamp(alone - b.waitAfter, 0.0, alone) / b.compute, 0.0, 1.0);
 }
 
 }  // namespace
@@ -60,22 +134,34 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
                                   std::size_t{64} << 10, data.size());
   m.bytes = static_cast<double>(count) * sizeof(float);
   m.reductionAlone = comm::timeCollectively(comm, 1, kTrials, [&] { reduce(count); }, deadline);
-  std::vector<double> beside, after;
-  for (int t = 0; t < kTrials; ++t) {
-    comm::barrier(comm, deadline);
-    const auto start = Clock::now();
-    const comm::Work work = comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging);
-    compute();
-    const double computed = since(start);
-    work.wait();
-    beside.push_back(comm::slowestRank(comm, computed, deadline));
-    after.push_back(comm::slowestRank(comm, since(start) - computed, deadline));
-  }
-  m.computeBeside = median(beside);
-  m.waitAfter = median(after);
+  const Beside one = timeBeside(comm, compute, [&] {
+    comm::Work work = comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging);
+    return [work] { work.wait(); };
+  }, deadline);
+  m.computeBeside = one.compute;
+  m.waitAfter = one.waitAfter;
   m.overlap.slowdown = std::clamp(m.computeBeside / m.computeAlone, 1.0, 100.0);
-  const double progressed = std::clamp(m.reductionAlone - m.waitAfter, 0.0, m.reductionAlone);
-  m.overlap.hidden = std::clamp(progressed / m.computeBeside, 0.0, 1.0);
+  m.overlap.hidden = progressRate(m.reductionAlone, one);
+  // The same bytes as the engine sends them while backward runs.
+  const ChunkedCalls chunked(comm, data.data(), averaging);
+  m.chunkedAlone = comm::timeCollectively(comm, 1, kTrials, [&] { chunked(count); }, deadline);
+  const Beside calls = timeBeside(comm, compute, [&] {
+    auto failed = std::make_shared<std::exception_ptr>();
+    auto thread = std::make_shared<JoinedThread>([&chunked, count, failed] {
+      try {
+        chunked(count);
+      } catch (...) {
+        *failed = std::current_exception();
+      }
+    });
+    return [thread, failed] {
+      thread->join();
+      if (*failed) std::rethrow_exception(*failed);
+    };
+  }, deadline);
+  m.chunkedBeside = calls.compute;
+  m.chunkedWaitAfter = calls.waitAfter;
+  m.overlap.chunked = progressRate(m.chunkedAlone, calls);
   return m;
 }
 

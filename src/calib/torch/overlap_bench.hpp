@@ -1,8 +1,9 @@
 #pragma once
 // How a gradient reduction in flight and the compute beside it get along on this machine
 // (`paraxis calibrate --quick`): a convolution's forward and backward timed alone and with an
-// allreduce on the communicator's progress thread, as the gradient engine runs it. The header
-// keeps torch out of its includers.
+// allreduce in flight, as the gradient engine runs it: one large call (a group once every group
+// is agreed), and chunk by chunk from a thread of its own, each chunk after an 8-byte readiness
+// agreement (forward priority while backward runs). The header keeps torch out of its includers.
 #include "comm/communicator.hpp"
 #include "hw/cluster.hpp"
 
@@ -14,8 +15,12 @@ struct OverlapMeasurement {
   double computeAlone = 0;
   double computeBeside = 0;   // the compute with the reduction in flight
   double waitAfter = 0;       // what was left of the reduction when the compute ended
+  double chunkedAlone = 0;    // the same bytes chunk by chunk, each after an agreement
+  double chunkedBeside = 0;   // the compute with those calls in flight
+  double chunkedWaitAfter = 0;
   hw::Overlap overlap;        // slowdown: computeBeside / computeAlone; hidden: the reduction's
-                              // progress during computeBeside over computeBeside
+                              // progress during computeBeside over computeBeside; chunked: the
+                              // same for the chunk-by-chunk calls
 };
 
 // Collective over `comm` (of two ranks or more); every rank returns the same figures.

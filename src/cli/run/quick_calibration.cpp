@@ -272,6 +272,10 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        units::formatBytes(o.bytes), units::formatSeconds(o.reductionAlone),
                        units::formatSeconds(o.computeBeside), units::formatSeconds(o.computeAlone),
                        o.overlap.slowdown, o.overlap.hidden * 100, units::formatSeconds(o.waitAfter));
+    out << fmt::format("  chunk by chunk, each after a readiness agreement ({} alone), as the engine sends while backward "
+                       "runs: at {:.0f}% of its speed ({} left after)\n",
+                       units::formatSeconds(o.chunkedAlone), o.overlap.whileChunked() * 100,
+                       units::formatSeconds(o.chunkedWaitAfter));
   }
   if (r.skew) {
     const calib::SkewMeasurement& k = *r.skew;
@@ -304,7 +308,9 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
     const calib::OverlapMeasurement& o = *r.overlap;
     overlap = {{"hidden", o.overlap.hidden}, {"slowdown", o.overlap.slowdown}, {"bytes", o.bytes},
                {"reduction_alone_s", o.reductionAlone}, {"compute_alone_s", o.computeAlone},
-               {"compute_beside_s", o.computeBeside}, {"wait_after_s", o.waitAfter}};
+               {"compute_beside_s", o.computeBeside}, {"wait_after_s", o.waitAfter},
+               {"chunked", o.overlap.whileChunked()}, {"chunked_alone_s", o.chunkedAlone},
+               {"chunked_compute_beside_s", o.chunkedBeside}, {"chunked_wait_after_s", o.chunkedWaitAfter}};
   }
   nlohmann::json skew = nullptr;
   if (r.skew) {
