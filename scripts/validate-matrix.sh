@@ -243,7 +243,6 @@ overlap() {
     done
   done
   for report in "$off"/*.json; do
-    [[ $report == *.validated ]] && continue
     "$paraxis" validate --measured "$report" --cluster "$cluster" --json >"${report%.json}.validated" ||
       echo "  validate refused $(basename "$report")" >&2
   done

@@ -18,6 +18,21 @@ std::optional<RankMessage> firstFailure(const Communicator& comm, const std::str
   return RankMessage{root, broadcastText(comm, comm.rank() == root ? mine.substr(0, 1000) : std::string(), root)};
 }
 
+std::vector<std::uint8_t> agreeOnFlags(const Communicator& comm, const std::vector<std::uint8_t>& mine) {
+  const std::size_t count = mine.size();
+  if (comm.size() == 1) return mine;
+  std::vector<std::uint64_t> bits((count + 63) / 64, 0);
+  for (std::size_t g = 0; g < count; ++g) {
+    if (mine[g] != 0) bits[g / 64] |= 1ULL << (g % 64);
+  }
+  iallreduce(comm, bits.data(), bits.data(), bits.size(), DataType::kU64,
+             {.algorithm = AllreduceAlgorithm::kRecursiveDoubling, .op = ReduceOp::kBitAnd})
+      .wait();
+  std::vector<std::uint8_t> agreed(count);
+  for (std::size_t g = 0; g < count; ++g) agreed[g] = static_cast<std::uint8_t>((bits[g / 64] >> (g % 64)) & 1ULL);
+  return agreed;
+}
+
 std::string describe(const Communicator& comm, const RankMessage& m) {
   return comm.size() > 1 ? "rank " + std::to_string(m.rank) + ": " + m.text : m.text;
 }

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
 #include "comm/hierarchy.hpp"
 #include "core/error.hpp"
+#include "core/median.hpp"
 
 namespace paraxis::comm {
 namespace {
@@ -257,8 +259,7 @@ double timeCollectively(const Communicator& comm, int calls, int trials, const s
     for (int i = 0; i < calls; ++i) call();
     times.push_back(slowestRank(comm, std::chrono::duration<double>(Clock::now() - start).count() / calls, deadlineSeconds));
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median(std::move(times));
 }
 
 std::vector<std::string> benchAlgorithms(const std::string& operation) {

@@ -507,10 +507,8 @@ class Evaluator {
     for (int i = 0; i < model_.size(); ++i) syncs += a_.communication[i] > 0 ? 1 : 0;
     if (syncs == 0) return;
     // One call: a chunk under forward priority, a fusion bucket otherwise.
-    const bool chunks = settings.order == ReduceOrder::kForwardPriority;
-    const double unit = chunks ? settings.chunkBytes : settings.fusionBytes;
-    const hw::Overlap& overlap = cluster_.implementation.overlap;
-    const double hidden = chunks ? overlap.whileChunked() : overlap.hidden;
+    const double unit = settings.order == ReduceOrder::kForwardPriority ? settings.chunkBytes : settings.fusionBytes;
+    const double hidden = progressBesideBackward(cluster_.implementation.overlap, settings);
     const double call = hidden > 0 ? reduction(unit, nullptr) / hidden : backwardSeconds;
     const double each = stretch * std::min(1.0, call * syncs / backwardSeconds) / syncs;
     for (int i = 0; i < model_.size(); ++i) {

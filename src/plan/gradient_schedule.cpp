@@ -66,11 +66,10 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
   double busy = 0;  // reductions in flight while backward computes
-  // Under forward priority the engine sends chunk by chunk while backward runs (one large call
-  // per group once every group is agreed, beside the next forward): lenet data=4 on 2 netns
-  // hosts x 2 ranks, a 1 MiB chunk started 8 ms after its gradient was ready and moved at about
-  // half speed, where one 30 MiB call beside the same compute moved at 61-84 %.
-  const double besideBackward = s.order == ReduceOrder::kForwardPriority ? overlap.whileChunked() : overlap.hidden;
+  // lenet data=4 on 2 netns hosts x 2 ranks: a 1 MiB chunk started 8 ms after its gradient was
+  // ready and moved at about half speed, where one 30 MiB call beside the same compute moved at
+  // 61-84 %.
+  const double besideBackward = progressBesideBackward(overlap, s);
   int begin = 0;
   std::vector<double>& groupSeconds = scratch.groupSeconds;
   groupSeconds.clear();

@@ -44,8 +44,8 @@ struct ScheduleScratch {
 
 // `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
 // by the caller); `negotiationSeconds` one negotiation round. `overlap`: while compute runs
-// (backward, then the next forward), a reduction progresses at `hidden` of its speed (while
-// backward runs under forward priority: `whileChunked()`) and stretches the compute by `slowdown`.
+// (backward, then the next forward), a reduction progresses at a share of its speed
+// (progressBesideBackward, then `hidden`) and stretches the compute by `slowdown`.
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& settings, const std::function<double(double)>& reduce,
                                  double negotiationSeconds, const hw::Overlap& overlap, ScheduleScratch& scratch);
@@ -57,6 +57,14 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
 // Groups the sources' bytes (backward order) as the settings say: fusion buckets with a small
 // first bucket, one group per layer, or N groups of about equal bytes.
 std::vector<std::vector<int>> formGroups(const std::vector<GradientSource>& sources, const GradientComm& settings);
+
+// The rate at which a reduction in flight progresses while backward runs: under forward
+// priority the engine sends chunk by chunk then, each after a readiness agreement
+// (`whileChunked()`); otherwise one call per group (`hidden`). Beside the next forward the
+// priority engine's rest goes in one call per group: `hidden`.
+inline double progressBesideBackward(const hw::Overlap& overlap, const GradientComm& settings) {
+  return settings.order == ReduceOrder::kForwardPriority ? overlap.whileChunked() : overlap.hidden;
+}
 
 // A layer whose weight gradient is reduced: one with parameters (all its tensors together).
 inline bool carriesGradient(const cost::LayerProfile& profile) { return profile.params > 0; }

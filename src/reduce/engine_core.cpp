@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/agreement.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/hierarchy.hpp"
 #include "core/error.hpp"
@@ -71,18 +72,7 @@ std::string EngineCore::largestGroupAlgorithm() const {
 // Through the progress thread (an i-call), whose polling yields to the backward pass it
 // overlaps; no coordinator: every rank learns the same set.
 std::vector<std::uint8_t> EngineCore::agreeReady(const std::vector<std::uint8_t>& readyHere) {
-  const std::size_t count = readyHere.size();
-  if (negotiation_.size() == 1) return readyHere;
-  std::vector<std::uint64_t> bits((count + 63) / 64, 0);
-  for (std::size_t g = 0; g < count; ++g) {
-    if (readyHere[g] != 0) bits[g / 64] |= 1ULL << (g % 64);
-  }
-  comm::iallreduce(negotiation_, bits.data(), bits.data(), bits.size(), comm::DataType::kU64,
-                   {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd})
-      .wait();
-  std::vector<std::uint8_t> agreed(count);
-  for (std::size_t g = 0; g < count; ++g) agreed[g] = static_cast<std::uint8_t>((bits[g / 64] >> (g % 64)) & 1ULL);
-  return agreed;
+  return comm::agreeOnFlags(negotiation_, readyHere);
 }
 
 void EngineCore::resetStep() {

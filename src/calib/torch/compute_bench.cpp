@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
+#include "core/median.hpp"
 #include "cost/compute.hpp"
 #include "train/ir_module.hpp"
 #include "train/torch_runtime.hpp"
@@ -56,8 +58,7 @@ std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tens
       y.backward(gradient, /*retain_graph=*/true);
       if (pass >= kWarmUps) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
-    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-    seconds[i] = times[times.size() / 2];
+    seconds[i] = median(std::move(times));
   }
   return seconds;
 }
@@ -97,9 +98,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     const graph::Layer& in = layer.inputs.empty() ? layer : model.layer(layer.inputs.front());
     const cost::LayerWork work = cost::layerWork(layer, static_cast<double>(in.counts.activationBytes) / model.bytesPerElement(),
                                                  {.samples = static_cast<double>(batch)}, model.bytesPerElement());
-    std::vector<double>& s = seconds[i];
-    std::nth_element(s.begin(), s.begin() + s.size() / 2, s.end());
-    TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, s[s.size() / 2], work.kernel, work.memoryKind};
+    TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, median(seconds[i]), work.kernel, work.memoryKind};
     if (backward[i] > 0) {
       call.backwardPasses = (work.backwardData.flops > 0 ? 1 : 0) + (work.backwardWeight.flops > 0 ? 1 : 0);
       call.backwardFlops = work.backwardData.flops + work.backwardWeight.flops;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -10,10 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "comm/agreement.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/bench.hpp"
 #include "comm/collectives.hpp"
 #include "core/gradient_comm.hpp"
+#include "core/median.hpp"
 #include "train/torch_runtime.hpp"
 
 namespace paraxis::calib {
@@ -41,7 +42,7 @@ class ComputeLoop {
 };
 
 // The gradient engine's calls while backward runs under forward priority (reduce/schedulers.cpp):
-// a readiness agreement, then one chunk, and again.
+// its readiness agreement, then one chunk of the default size, and again.
 class ChunkedCalls {
  public:
   ChunkedCalls(const comm::Communicator& comm, float* data, const comm::AllreduceOptions& options)
@@ -49,11 +50,7 @@ class ChunkedCalls {
   void operator()(std::size_t count) const {
     const auto chunk = static_cast<std::size_t>(GradientComm{}.chunkBytes / sizeof(float));
     for (std::size_t at = 0; at < count; at += chunk) {
-      std::uint64_t ready = 1;
-      comm::iallreduce(comm_, &ready, &ready, 1, comm::DataType::kU64,
-                       {.algorithm = comm::AllreduceAlgorithm::kRecursiveDoubling, .op = comm::ReduceOp::kBitAnd,
-                        .deadlineSeconds = options_.deadlineSeconds})
-          .wait();
+      comm::agreeOnFlags(comm_, {1});
       comm::iallreduce(comm_, data_ + at, data_ + at, std::min(chunk, count - at), comm::DataType::kF32, options_).wait();
     }
   }
@@ -79,11 +76,6 @@ class JoinedThread {
  private:
   std::thread thread_;
 };
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 struct Beside {
   double compute = 0, waitAfter = 0;  // seconds
