@@ -65,8 +65,7 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
   const double perGroupLatency =
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
-  double busy = 0;       // reductions in flight while backward computes
-  double readyWork = 0;  // the reductions' own time, of the groups ready before backward ends
+  double busy = 0;  // reductions in flight while backward computes
   // lenet data=4 on 2 netns hosts x 2 ranks: a 1 MiB chunk started 8 ms after its gradient was
   // ready and moved at about half speed, where one 30 MiB call beside the same compute moved at
   // 61-84 %.
@@ -86,16 +85,10 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     r.total += seconds + perGroupLatency;
     r.negotiation += perGroupLatency;
     const double start = (s.overlap ? std::max(ready, networkFree) : std::max(backwardSeconds, networkFree));
-    if (s.overlap && ready < backwardSeconds) readyWork += perGroupLatency + seconds;
     networkFree = finishBeside(start, perGroupLatency + seconds, backwardSeconds, besideBackward, busy);
     groupSeconds.push_back(perGroupLatency + seconds);
   }
-  // Beside backward the reductions take the cores' time (and memory bandwidth) from it: no
-  // more than their own time. The calibration's one call beside the convolution slowed it by
-  // 26.5 ms with 28 ms of reduction; on 2 ranks here a ResNet-18 backward (about 14 ms of
-  // gradient reduction) ran 13 ms longer with overlap than without, CosmoFlow's (3.5 ms) and
-  // small-cnn's (1 ms) no longer, where slowdown x the time in flight said 100 and 3 ms.
-  r.computeStretch = std::min((overlap.slowdown - 1) * busy, readyWork);
+  r.computeStretch = (overlap.slowdown - 1) * busy;
   r.exposed = std::max(0.0, networkFree - backwardSeconds);
   if (s.order == ReduceOrder::kForwardPriority && r.exposed > 0) {
     // The work left at the end of backward belongs to the groups that became ready last

@@ -67,24 +67,6 @@ TEST(GradientSchedule, ReductionsBesideComputeProgressAtTheHiddenRateAndSlowIt) 
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0, .slowdown = 1}).exposed, 1.0);
 }
 
-TEST(GradientSchedule, ReductionsSlowBackwardByNoMoreThanTheirOwnTime) {
-  // One group ready at 0 s taking 0.1 s, backward ending at 2 s; beside backward it makes no
-  // progress, so it is in flight all 2 s, but it can take no more than its 0.1 s from backward.
-  const std::vector<GradientSource> sources{{0, 100}};
-  GradientComm s;
-  s.order = ReduceOrder::kFifo;
-  auto reduce = [](double) { return 0.1; };
-  GradientResult r = scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0, .slowdown = 1.5});
-  EXPECT_NEAR(r.exposed, 0.1, 1e-12);
-  EXPECT_DOUBLE_EQ(r.computeStretch, 0.1);
-  // A group ready only when backward ends takes nothing from it.
-  r = scheduleGradients({{2, 100}}, 2, s, reduce, 0, {.hidden = 0, .slowdown = 1.5});
-  EXPECT_DOUBLE_EQ(r.computeStretch, 0);
-  // With overlap off nothing runs beside backward.
-  s.overlap = false;
-  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0, .slowdown = 1.5}).computeStretch, 0);
-}
-
 TEST(GradientSchedule, UnderForwardPriorityBackwardHidesAtTheChunkedRate) {
   // One group ready at 0 s taking 1 s, backward ending at 2 s; one large call hides fully, the
   // engine's chunks beside backward at a quarter of their speed.
