@@ -22,6 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kTrials = 3;
+constexpr int kOverlapTrials = 5;  // each a few tenths of a second, 1.5 s on the netns hosts
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -81,23 +82,26 @@ struct Beside {
   double compute = 0, waitAfter = 0;  // seconds
 };
 
-// Trials of `compute` with a reduction in flight: `start()` sets it off (a posted call, or a
-// thread of its own) and returns what waits for it. Medians, over the slowest rank, of the
-// compute and of the wait after it.
+// One trial of `compute` alone, over the slowest rank.
+double timedOnce(const comm::Communicator& comm, const std::function<void()>& call, double deadline) {
+  comm::barrier(comm, deadline);
+  const auto begin = Clock::now();
+  call();
+  return comm::slowestRank(comm, since(begin), deadline);
+}
+
+// One trial of `compute` with a reduction in flight: `start()` sets it off (a posted call, or
+// a thread of its own) and returns what waits for it. Over the slowest rank, the compute and
+// the wait after it.
 template <typename Start>
 Beside timeBeside(const comm::Communicator& comm, ComputeLoop& compute, const Start& start, double deadline) {
-  std::vector<double> beside, after;
-  for (int t = 0; t < kTrials; ++t) {
-    comm::barrier(comm, deadline);
-    const auto begin = Clock::now();
-    auto finish = start();
-    compute();
-    const double computed = since(begin);
-    finish();
-    beside.push_back(comm::slowestRank(comm, computed, deadline));
-    after.push_back(comm::slowestRank(comm, since(begin) - computed, deadline));
-  }
-  return {median(beside), median(after)};
+  comm::barrier(comm, deadline);
+  const auto begin = Clock::now();
+  auto finish = start();
+  compute();
+  const double computed = since(begin);
+  finish();
+  return {comm::slowestRank(comm, computed, deadline), comm::slowestRank(comm, since(begin) - computed, deadline)};
 }
 
 // The progress a reduction of `alone` seconds made beside `b.compute`, over that compute.
@@ -105,14 +109,23 @@ double progressRate(double alone, const Beside& b) {
   return std::clamp(std::clamp(alone - b.waitAfter, 0.0, alone) / b.compute, 0.0, 1.0);
 }
 
+// Each trial's figures, alone and beside timed back to back: the machine's speed drifts over
+// seconds on a shared VM (calibrations minutes apart read slowdown 1.00 and 1.39 on the netns
+// hosts), so each ratio is taken within its trial and the medians over the trials.
+struct Trials {
+  std::vector<double> computeAlone, reductionAlone, computeBeside, waitAfter, chunkedAlone, chunkedBeside,
+      chunkedWaitAfter, slowdown, hidden, chunked;
+};
+
 }  // namespace
 
 OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadline) {
   train::configureTorchThreads(1, 1);
   ComputeLoop compute;
   OverlapMeasurement m;
-  // Each timing warms up first (oneDNN's kernel choice, the autograd buffers, first touch).
-  m.computeAlone = comm::timeCollectively(comm, 1, kTrials, compute, deadline);
+  // Each timing warms up first (oneDNN's kernel choice, the autograd buffers, first touch);
+  // the probes size the reduction.
+  const double computeProbe = comm::timeCollectively(comm, 1, 1, compute, deadline);
   // A reduction 1.5x as long as the compute alone, so that some of it is left when the
   // compute ends and its progress beside the compute can be read off.
   std::vector<float> data(std::size_t{16} << 20, 1.0F);  // 64 MiB at most
@@ -121,39 +134,55 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   averaging.deadlineSeconds = deadline;
   auto reduce = [&](std::size_t count) { comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging).wait(); };
   std::size_t count = std::size_t{1} << 20;
-  const double probe = comm::timeCollectively(comm, 1, kTrials, [&] { reduce(count); }, deadline);
-  count = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(count) * 1.5 * m.computeAlone / probe),
+  const double probe = comm::timeCollectively(comm, 1, 1, [&] { reduce(count); }, deadline);
+  count = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(count) * 1.5 * computeProbe / probe),
                                   std::size_t{64} << 10, data.size());
   m.bytes = static_cast<double>(count) * sizeof(float);
-  m.reductionAlone = comm::timeCollectively(comm, 1, kTrials, [&] { reduce(count); }, deadline);
-  const Beside one = timeBeside(comm, compute, [&] {
-    comm::Work work = comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging);
-    return [work] { work.wait(); };
-  }, deadline);
-  m.computeBeside = one.compute;
-  m.waitAfter = one.waitAfter;
-  m.overlap.slowdown = std::clamp(m.computeBeside / m.computeAlone, 1.0, 100.0);
-  m.overlap.hidden = progressRate(m.reductionAlone, one);
   // The same bytes as the engine sends them while backward runs.
   const ChunkedCalls chunked(comm, data.data(), averaging);
-  m.chunkedAlone = comm::timeCollectively(comm, 1, kTrials, [&] { chunked(count); }, deadline);
-  const Beside calls = timeBeside(comm, compute, [&] {
-    auto failed = std::make_shared<std::exception_ptr>();
-    auto thread = std::make_shared<JoinedThread>([&chunked, count, failed] {
-      try {
-        chunked(count);
-      } catch (...) {
-        *failed = std::current_exception();
-      }
-    });
-    return [thread, failed] {
-      thread->join();
-      if (*failed) std::rethrow_exception(*failed);
-    };
-  }, deadline);
-  m.chunkedBeside = calls.compute;
-  m.chunkedWaitAfter = calls.waitAfter;
-  m.overlap.chunked = progressRate(m.chunkedAlone, calls);
+  reduce(count);  // warm-ups at this size
+  chunked(count);
+  Trials t;
+  for (int trial = 0; trial < kOverlapTrials; ++trial) {
+    t.computeAlone.push_back(timedOnce(comm, compute, deadline));
+    t.reductionAlone.push_back(timedOnce(comm, [&] { reduce(count); }, deadline));
+    const Beside one = timeBeside(comm, compute, [&] {
+      comm::Work work = comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging);
+      return [work] { work.wait(); };
+    }, deadline);
+    t.chunkedAlone.push_back(timedOnce(comm, [&] { chunked(count); }, deadline));
+    const Beside calls = timeBeside(comm, compute, [&] {
+      auto failed = std::make_shared<std::exception_ptr>();
+      auto thread = std::make_shared<JoinedThread>([&chunked, count, failed] {
+        try {
+          chunked(count);
+        } catch (...) {
+          *failed = std::current_exception();
+        }
+      });
+      return [thread, failed] {
+        thread->join();
+        if (*failed) std::rethrow_exception(*failed);
+      };
+    }, deadline);
+    t.computeBeside.push_back(one.compute);
+    t.waitAfter.push_back(one.waitAfter);
+    t.chunkedBeside.push_back(calls.compute);
+    t.chunkedWaitAfter.push_back(calls.waitAfter);
+    t.slowdown.push_back(one.compute / t.computeAlone.back());
+    t.hidden.push_back(progressRate(t.reductionAlone.back(), one));
+    t.chunked.push_back(progressRate(t.chunkedAlone.back(), calls));
+  }
+  m.computeAlone = median(t.computeAlone);
+  m.reductionAlone = median(t.reductionAlone);
+  m.computeBeside = median(t.computeBeside);
+  m.waitAfter = median(t.waitAfter);
+  m.chunkedAlone = median(t.chunkedAlone);
+  m.chunkedBeside = median(t.chunkedBeside);
+  m.chunkedWaitAfter = median(t.chunkedWaitAfter);
+  m.overlap.slowdown = std::clamp(median(t.slowdown), 1.0, 100.0);
+  m.overlap.hidden = median(t.hidden);
+  m.overlap.chunked = median(t.chunked);
   return m;
 }
 

@@ -11,16 +11,17 @@ namespace paraxis::calib {
 
 struct OverlapMeasurement {
   double bytes = 0;           // the allreduce, sized to outlast the compute alone
-  double reductionAlone = 0;  // seconds, slowest rank, median of trials
+  double reductionAlone = 0;  // seconds, slowest rank, median of trials (each field its own)
   double computeAlone = 0;
   double computeBeside = 0;   // the compute with the reduction in flight
   double waitAfter = 0;       // what was left of the reduction when the compute ended
   double chunkedAlone = 0;    // the same bytes chunk by chunk, each after an agreement
   double chunkedBeside = 0;   // the compute with those calls in flight
   double chunkedWaitAfter = 0;
-  hw::Overlap overlap;        // slowdown: computeBeside / computeAlone; hidden: the reduction's
-                              // progress during computeBeside over computeBeside; chunked: the
-                              // same for the chunk-by-chunk calls
+  hw::Overlap overlap;        // medians over trials, each from its own alone and beside times:
+                              // slowdown: compute beside / alone; hidden: the reduction's
+                              // progress during the compute beside over that compute; chunked:
+                              // the same for the chunk-by-chunk calls
 };
 
 // Collective over `comm` (of two ranks or more); every rank returns the same figures.
