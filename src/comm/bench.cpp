@@ -249,16 +249,18 @@ double slowestRank(const Communicator& comm, double seconds, double deadlineSeco
   return out;
 }
 
+double timeTrial(const Communicator& comm, int calls, const std::function<void()>& call, double deadlineSeconds) {
+  barrier(comm, deadlineSeconds);
+  const auto start = Clock::now();
+  for (int i = 0; i < calls; ++i) call();
+  return slowestRank(comm, std::chrono::duration<double>(Clock::now() - start).count() / calls, deadlineSeconds);
+}
+
 double timeCollectively(const Communicator& comm, int calls, int trials, const std::function<void()>& call,
                         double deadlineSeconds) {
   call();  // warm-up: first touch of every buffer, connection set-up
   std::vector<double> times;
-  for (int t = 0; t < std::max(1, trials); ++t) {
-    barrier(comm, deadlineSeconds);
-    const auto start = Clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    times.push_back(slowestRank(comm, std::chrono::duration<double>(Clock::now() - start).count() / calls, deadlineSeconds));
-  }
+  for (int t = 0; t < std::max(1, trials); ++t) times.push_back(timeTrial(comm, calls, call, deadlineSeconds));
   return median(std::move(times));
 }
 

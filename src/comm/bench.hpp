@@ -65,6 +65,9 @@ std::vector<BenchRow> runCommBench(const Communicator& comm, const BenchOptions&
 // The largest of every rank's `seconds`, on every rank (MPI's own allreduce: a benchmark's
 // reference must not time itself with what it measures).
 double slowestRank(const Communicator& comm, double seconds, double deadlineSeconds = 0);
+// One trial, collective over `comm`: `calls` calls of `call` lined up by a barrier; the slowest
+// rank's seconds per call. No warm-up.
+double timeTrial(const Communicator& comm, int calls, const std::function<void()>& call, double deadlineSeconds = 0);
 // Seconds per call of `call`, collective over `comm`: one warm-up call, then `trials` times
 // `calls` calls lined up by a barrier, each trial the slowest rank's mean; the median trial.
 double timeCollectively(const Communicator& comm, int calls, int trials, const std::function<void()>& call,

@@ -82,14 +82,6 @@ struct Beside {
   double compute = 0, waitAfter = 0;  // seconds
 };
 
-// One trial of `compute` alone, over the slowest rank.
-double timedOnce(const comm::Communicator& comm, const std::function<void()>& call, double deadline) {
-  comm::barrier(comm, deadline);
-  const auto begin = Clock::now();
-  call();
-  return comm::slowestRank(comm, since(begin), deadline);
-}
-
 // One trial of `compute` with a reduction in flight: `start()` sets it off (a posted call, or
 // a thread of its own) and returns what waits for it. Over the slowest rank, the compute and
 // the wait after it.
@@ -102,6 +94,34 @@ Beside timeBeside(const comm::Communicator& comm, ComputeLoop& compute, const St
   const double computed = since(begin);
   finish();
   return {comm::slowestRank(comm, computed, deadline), comm::slowestRank(comm, since(begin) - computed, deadline)};
+}
+
+// The compute beside one posted allreduce of `count` floats.
+Beside besideOneCall(const comm::Communicator& comm, ComputeLoop& compute, float* data, std::size_t count,
+                     const comm::AllreduceOptions& options, double deadline) {
+  return timeBeside(comm, compute, [&] {
+    comm::Work work = comm::iallreduce(comm, data, data, count, comm::DataType::kF32, options);
+    return [work] { work.wait(); };
+  }, deadline);
+}
+
+// The compute beside the engine's chunked calls of `count` floats, from a thread of their own.
+Beside besideChunks(const comm::Communicator& comm, ComputeLoop& compute, const ChunkedCalls& chunked,
+                    std::size_t count, double deadline) {
+  return timeBeside(comm, compute, [&] {
+    auto failed = std::make_shared<std::exception_ptr>();
+    auto thread = std::make_shared<JoinedThread>([&chunked, count, failed] {
+      try {
+        chunked(count);
+      } catch (...) {
+        *failed = std::current_exception();
+      }
+    });
+    return [thread, failed] {
+      thread->join();
+      if (*failed) std::rethrow_exception(*failed);
+    };
+  }, deadline);
 }
 
 // The progress a reduction of `alone` seconds made beside `b.compute`, over that compute.
@@ -144,27 +164,11 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   chunked(count);
   Trials t;
   for (int trial = 0; trial < kOverlapTrials; ++trial) {
-    t.computeAlone.push_back(timedOnce(comm, compute, deadline));
-    t.reductionAlone.push_back(timedOnce(comm, [&] { reduce(count); }, deadline));
-    const Beside one = timeBeside(comm, compute, [&] {
-      comm::Work work = comm::iallreduce(comm, data.data(), data.data(), count, comm::DataType::kF32, averaging);
-      return [work] { work.wait(); };
-    }, deadline);
-    t.chunkedAlone.push_back(timedOnce(comm, [&] { chunked(count); }, deadline));
-    const Beside calls = timeBeside(comm, compute, [&] {
-      auto failed = std::make_shared<std::exception_ptr>();
-      auto thread = std::make_shared<JoinedThread>([&chunked, count, failed] {
-        try {
-          chunked(count);
-        } catch (...) {
-          *failed = std::current_exception();
-        }
-      });
-      return [thread, failed] {
-        thread->join();
-        if (*failed) std::rethrow_exception(*failed);
-      };
-    }, deadline);
+    t.computeAlone.push_back(comm::timeTrial(comm, 1, compute, deadline));
+    t.reductionAlone.push_back(comm::timeTrial(comm, 1, [&] { reduce(count); }, deadline));
+    const Beside one = besideOneCall(comm, compute, data.data(), count, averaging, deadline);
+    t.chunkedAlone.push_back(comm::timeTrial(comm, 1, [&] { chunked(count); }, deadline));
+    const Beside calls = besideChunks(comm, compute, chunked, count, deadline);
     t.computeBeside.push_back(one.compute);
     t.waitAfter.push_back(one.waitAfter);
     t.chunkedBeside.push_back(calls.compute);

@@ -11,7 +11,7 @@ namespace paraxis::calib {
 
 struct OverlapMeasurement {
   double bytes = 0;           // the allreduce, sized to outlast the compute alone
-  double reductionAlone = 0;  // seconds, slowest rank, median of trials (each field its own)
+  double reductionAlone = 0;  // seconds, slowest rank; each time the median of its trials
   double computeAlone = 0;
   double computeBeside = 0;   // the compute with the reduction in flight
   double waitAfter = 0;       // what was left of the reduction when the compute ended
