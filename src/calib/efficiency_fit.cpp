@@ -41,16 +41,35 @@ struct Curves {
   int forwardCalls = 0, backwardCalls = 0;
 };
 
-double backwardBusy(const TimedCall& c, double callOverhead, double bandwidth) {
-  return c.backwardPasses == 0 ? 0
-                               : computeBusy(c.backwardFlops, c.backwardBytes,
-                                             c.backwardSeconds - c.backwardPasses * callOverhead, bandwidth);
+// The part of a call's backward its FLOPs set: their FLOPs, busy seconds and passes (seconds 0:
+// none). A weight pass whose bytes at `bandwidth`, the weights moved as `traffic` says, take
+// longer than its share of the time is memory-bound: their seconds come off, its FLOPs out.
+struct ComputeBound {
+  double flops = 0, seconds = 0;
+  int passes = 0;
+};
+
+ComputeBound backwardBusy(const TimedCall& c, double callOverhead, double bandwidth,
+                          const hw::WeightGradientTraffic& traffic) {
+  ComputeBound b{c.backwardFlops(), c.backwardSeconds - c.backwardPasses() * callOverhead, c.backwardPasses()};
+  if (b.passes == 0) return {};
+  double bytes = c.backwardBytes();
+  if (!traffic.once() && c.accumulatedWeights > 0 && bandwidth > 0 && c.backwardWeight.flops > 0) {
+    const double streaming = c.weightPass(traffic).bytes / bandwidth;
+    if (streaming > b.seconds * c.backwardWeight.flops / b.flops) {
+      b = {c.backwardData.flops, b.seconds - streaming, b.passes - 1};
+      bytes = c.backwardData.bytes;
+      if (b.passes == 0) return {};
+    }
+  }
+  b.seconds = computeBusy(b.flops, bytes, b.seconds, bandwidth);
+  return b;
 }
 
 // Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel), each call's
 // work counted as if it had rows enough (its FLOPs over its rows' share at `rows`' half rate).
 Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-                 const hw::KernelCurves& rows = {}) {
+                 const hw::WeightGradientTraffic& traffic, const hw::KernelCurves& rows = {}) {
   std::map<int, Work> forward, backward;
   Curves out;
   for (const TimedCall& c : calls) {
@@ -62,10 +81,10 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
       w.seconds += busy;
       ++out.forwardCalls;
     }
-    if (const double busy = backwardBusy(c, callOverhead, bandwidth); busy > 0) {
-      Work& w = backward[decadeOf(c.backwardFlops / c.backwardPasses)];
-      w.amount += c.backwardFlops / share;
-      w.seconds += busy;
+    if (const ComputeBound b = backwardBusy(c, callOverhead, bandwidth, traffic); b.seconds > 0) {
+      Work& w = backward[decadeOf(b.flops / b.passes)];
+      w.amount += b.flops / share;
+      w.seconds += b.seconds;
       ++out.backwardCalls;
     }
   }
@@ -76,7 +95,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
 
 // Squared log error of a kernel's curves at `rows`' half rates on its compute-bound calls.
 double kernelError(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-                   const Curves& curves, const hw::KernelCurves& rows) {
+                   const hw::WeightGradientTraffic& traffic, const Curves& curves, const hw::KernelCurves& rows) {
   hw::Device d;
   d.efficiency = curves.forward;
   d.kernels[kernel] = rows;
@@ -94,8 +113,8 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       add(c.flops, busy, false, c);
     }
-    if (const double busy = backwardBusy(c, callOverhead, bandwidth); busy > 0) {
-      add(c.backwardFlops / c.backwardPasses, busy / c.backwardPasses, true, c);
+    if (const ComputeBound b = backwardBusy(c, callOverhead, bandwidth, traffic); b.seconds > 0) {
+      add(b.flops / b.passes, b.seconds / b.passes, true, c);
     }
   }
   return error;
@@ -111,7 +130,7 @@ std::vector<double> halfRateCandidates() {
 // A kernel's own curves and the rows at which it runs at half their rate, for batches and, where
 // it has one-sample calls, for those: the pair of candidates whose curves fit its calls best.
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-               hw::KernelCurves& out) {
+               const hw::WeightGradientTraffic& traffic, hw::KernelCurves& out) {
   const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [&](const TimedCall& c) {
     return c.matrix && c.kernel == kernel && hw::isOneSample(c.samples);
   });
@@ -123,9 +142,9 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
       hw::KernelCurves rows;
       rows.halfRateRows = half;
       rows.oneSampleHalfRateRows = oneSampleHalf;
-      const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, rows);
+      const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, rows);
       if (mine.forwardCalls < kFewestCalls) return;
-      const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, mine, rows);
+      const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, mine, rows);
       if (best >= 0 && error >= best) continue;
       best = error;
       out = rows;
@@ -184,10 +203,11 @@ void fitMemory(const std::vector<TimedCall>& calls, double callOverhead, DeviceF
     if (const double busy = c.seconds - callOverhead; c.bytes > 0 && busy > 0) {
       kind[0].amount += c.bytes * curve.secondsPerByte(c.bytes), kind[0].seconds += busy;
     }
-    const double backwardBusy = c.backwardSeconds - c.backwardPasses * callOverhead;
-    if (c.backwardPasses > 0 && c.backwardBytes > 0 && backwardBusy > 0) {
-      const double perPass = c.backwardBytes / c.backwardPasses;
-      kind[1].amount += c.backwardBytes * curve.secondsPerByte(perPass), kind[1].seconds += backwardBusy;
+    const int passes = c.backwardPasses();
+    const double backwardBusy = c.backwardSeconds - passes * callOverhead;
+    if (passes > 0 && c.backwardBytes() > 0 && backwardBusy > 0) {
+      const double perPass = c.backwardBytes() / passes;
+      kind[1].amount += c.backwardBytes() * curve.secondsPerByte(perPass), kind[1].seconds += backwardBusy;
     }
   }
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
@@ -198,19 +218,66 @@ void fitMemory(const std::vector<TimedCall>& calls, double callOverhead, DeviceF
   }
 }
 
+// The weight-gradient traffic among a grid of them whose device (curves fitted with it, the
+// fitted bandwidth) predicts the convolutions' whole backward passes best, in squared log error.
+double trafficError(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit,
+                    const hw::WeightGradientTraffic& traffic) {
+  const Curves curves = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, -1, traffic);
+  hw::Device d;
+  d.memoryBandwidth = fit.memoryBandwidth;
+  d.bandwidthCurve = fit.bandwidthCurve;
+  d.efficiency = curves.forward;
+  d.backwardEfficiency = curves.backward;
+  d.callOverhead = callOverhead;
+  d.prepare();
+  double error = 0;
+  for (const TimedCall& c : calls) {
+    // Batches only: one sample runs LibTorch's other kernel (hw::KernelCurves::oneSampleHalfRateRows).
+    if (c.accumulatedWeights <= 0 || c.backwardPasses() == 0 || c.backwardSeconds <= 0 || hw::isOneSample(c.samples)) continue;
+    const double predicted = cost::passSeconds(d, fit.peak, c.backwardData, true, c.kernel) +
+                             cost::passSeconds(d, fit.peak, c.weightPass(traffic), true, c.kernel);
+    error += std::pow(std::log(predicted / c.backwardSeconds), 2);
+  }
+  return error;
+}
+
+hw::WeightGradientTraffic fitTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
+  double best = -1;
+  hw::WeightGradientTraffic bestTraffic;
+  for (const double perPass : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
+    for (const double perSample : {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0}) {
+      const hw::WeightGradientTraffic traffic{perPass, perSample};
+      if (const double error = trafficError(calls, callOverhead, fit, traffic); best < 0 || error < best) {
+        best = error;
+        bestTraffic = traffic;
+      }
+    }
+  }
+  return bestTraffic;
+}
+
 }  // namespace
+
+cost::PassWork TimedCall::weightPass(const hw::WeightGradientTraffic& traffic) const {
+  cost::PassWork w = backwardWeight;
+  w.bytes += traffic.bytes(accumulatedWeights, backwardWeight.samples) - accumulatedWeights;
+  return w;
+}
 
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead) {
   DeviceFit fit;
   fitMemory(calls, callOverhead, fit);
 
   fit.peak = std::max(peak, fastestRate(calls, callOverhead, fit.memoryBandwidth));
-  const Curves all = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, -1);
+  if (fit.memoryBandwidth > 0) fit.weightGradientTraffic = fitTraffic(calls, callOverhead, fit);
+  const Curves all = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, -1, fit.weightGradientTraffic);
   fit.efficiency = all.forward;
   fit.backwardEfficiency = all.backward;
   fit.computeCalls = all.forwardCalls;
   fit.backwardCalls = all.backwardCalls;
-  for (int k = 0; k < hw::kKernels; ++k) fitKernel(calls, fit.peak, callOverhead, fit.memoryBandwidth, k, fit.kernels[k]);
+  for (int k = 0; k < hw::kKernels; ++k) {
+    fitKernel(calls, fit.peak, callOverhead, fit.memoryBandwidth, k, fit.weightGradientTraffic, fit.kernels[k]);
+  }
   return fit;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cost/compute.hpp"
 #include "hw/cluster.hpp"
 
 namespace paraxis::calib {
@@ -17,10 +18,20 @@ struct TimedCall {
   int memoryKind = -1; // its hw::MemoryKind, for the rest (-1: element-wise)
   double rows = 0;     // a matrix product's rows: samples x output positions
   double samples = 0;  // the call's samples (one runs LibTorch's one-sample kernels); 0: unknown
-  // Its backward passes (the gradients of data and of weights), when they were timed.
-  int backwardPasses = 0;
-  double backwardFlops = 0, backwardBytes = 0, backwardSeconds = 0;
+  // Its backward passes (the gradients of data and of weights), when they were timed: each
+  // pass's work, the weight pass's bytes moving the weights once, and their seconds together.
+  cost::PassWork backwardData, backwardWeight;
+  double backwardSeconds = 0;
+  // A convolution's weight bytes, which its weight-gradient pass may move more than once
+  // (hw::WeightGradientTraffic); 0 for the rest.
+  double accumulatedWeights = 0;
   std::string layer;  // its name, for reports
+
+  int backwardPasses() const { return (backwardData.flops > 0 ? 1 : 0) + (backwardWeight.flops > 0 ? 1 : 0); }
+  double backwardFlops() const { return backwardData.flops + backwardWeight.flops; }
+  double backwardBytes() const { return backwardData.bytes + backwardWeight.bytes; }
+  // The weight pass's work with the weights moved as `traffic` says.
+  cost::PassWork weightPass(const hw::WeightGradientTraffic& traffic) const;
 };
 
 struct DeviceFit {
@@ -32,6 +43,7 @@ struct DeviceFit {
   hw::MemoryEfficiency memoryEfficiency;                // per kind, forward and backward
   int computeCalls = 0, memoryCalls = 0, backwardCalls = 0;  // the calls each fit used
   double peak = 0;  // what the efficiencies are fractions of: the given peak, or a faster call's rate
+  hw::WeightGradientTraffic weightGradientTraffic;  // what fits the convolutions' backward passes best
 };
 
 // Memory bandwidth: bytes / (seconds - overhead) of the element-wise calls, overall and per
@@ -45,7 +57,9 @@ struct DeviceFit {
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
 // with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows,
 // and oneSampleHalfRateRows for its one-sample calls when there are any) where that fits its
-// calls better.
+// calls better. Before the curves, the weight-gradient traffic (1 to 6 times the weights per
+// pass, 0 to 4 per sample) whose memory-bound weight passes, left out of the backward curve,
+// make the convolutions' backward times fit best.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
 
 }  // namespace paraxis::calib

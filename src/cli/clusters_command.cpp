@@ -52,7 +52,10 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
             {"efficiency", curve},
             {"backward_efficiency", backwardCurve},
-            {"channel_tile", c.device.channelTile}}},
+            {"channel_tile", c.device.channelTile},
+            {"weight_gradient_traffic",
+             {{"per_pass", c.device.weightGradientTraffic.perPass},
+              {"per_sample", c.device.weightGradientTraffic.perSample}}}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
           {"total_devices", c.totalDevices()},
@@ -109,6 +112,10 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   }
   if (c.device.channelTile > 1) {
     out << fmt::format("  channel tile {:g}: a split leaving fewer channels still runs a whole tile\n", c.device.channelTile);
+  }
+  if (const hw::WeightGradientTraffic& t = c.device.weightGradientTraffic; !t.once()) {
+    out << fmt::format("  weight gradients: a convolution's weight pass moves its weights {:g}x per pass and {:g}x per sample\n",
+                       t.perPass, t.perSample);
   }
   out << "\nnetwork levels, innermost first:\n";
   Table table;

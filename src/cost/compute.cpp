@@ -23,6 +23,10 @@ int kernelOf(const graph::Layer& layer) {
   return static_cast<int>(layer.output.rank() == 3 ? hw::Kernel::kConv3d : hw::Kernel::kConv2d);
 }
 
+bool accumulatesBySample(int kernel) {
+  return kernel == static_cast<int>(hw::Kernel::kConv2d) || kernel == static_cast<int>(hw::Kernel::kConv3d);
+}
+
 namespace {
 
 // A matrix kernel's rows per sample: its output positions.
@@ -56,7 +60,8 @@ int memoryKindOf(const graph::Layer& layer) {
 }
 
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& s, int bytesPerElement,
-                    double channelTile, double inputChannels) {
+                    const hw::Device& device, double inputChannels) {
+  const double channelTile = device.channelTile;
   using graph::LayerKind;
   if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return {};  // views, no kernels
   const graph::LayerCounts& c = layer.counts;
@@ -77,7 +82,8 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   const double rows = s.samples * s.spatial * outputPositions(layer);
   w.forward = {c.forwardFlops * flopShare, in + out + weights, rows, s.samples};
   w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows, s.samples};
-  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weights : 0, rows,
+  const double weightPass = accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples) : weights;
+  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
                       s.samples};
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
@@ -194,14 +200,17 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double bytes = p.inputElements * s.samples * s.inputSpatial * s.inputChannels * delta +
                        p.outputElements * s.samples * s.spatial * s.outputChannels * delta +
                        p.params * channelShare * delta;
-  const double memorySeconds = bytes * (device.bandwidthCurve.empty() ? rates.secondsPerByte : device.secondsPerByte(bytes));
+  auto secondsFor = [&](double b) {
+    return b * (device.bandwidthCurve.empty() ? rates.secondsPerByte : device.secondsPerByte(b));
+  };
+  const double memorySeconds = secondsFor(bytes);
   const double floorSeconds = rates.floorSecondsPerFlop;
   const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, s.samples) : 1;
   double forwardEfficiency = -1;
-  auto pass = [&](int k, bool hasBytes) {
+  auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;
     const double kindEfficiency = p.memoryKind < 0 ? 1 : device.memoryEfficiency[p.memoryKind][k > 0 ? 1 : 0];
-    const double passBytesSeconds = hasBytes ? memorySeconds / kindEfficiency : 0;
+    const double passBytesSeconds = hasBytes ? bytesSeconds / kindEfficiency : 0;
     if (flops <= 0 && passBytesSeconds <= 0) return 0.0;
     if (flops <= 0) return device.callOverhead + passBytesSeconds;
     double efficiency;
@@ -217,8 +226,13 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);
   };
-  const double forward = pass(0, true);
-  return {forward, pass(1, p.flops[1] > 0), pass(2, p.flops[2] > 0)};
+  const double forward = pass(0, true, memorySeconds);
+  // A convolution's weight pass moves its weights as the device says (once by default).
+  const double weights = p.params * channelShare * delta;
+  const double weightPassSeconds = accumulatesBySample(p.kernel) && !device.weightGradientTraffic.once()
+                                       ? secondsFor(bytes - weights + device.weightGradientTraffic.bytes(weights, s.samples))
+                                       : memorySeconds;
+  return {forward, pass(1, p.flops[1] > 0, memorySeconds), pass(2, p.flops[2] > 0, weightPassSeconds)};
 }
 
 }  // namespace paraxis::cost

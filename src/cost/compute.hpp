@@ -50,8 +50,15 @@ double channelTileWaste(double tile, double inputChannels, double outputChannels
 // FLOPs and bytes moved per pass for the local share of `layer`, whose first input has
 // `inputElements` per sample (and `inputChannels` channels, with the device's `channelTile`,
 // for the tile waste).
+// The device gives the channel tile and the weight-gradient pass's traffic (the default: one
+// tile, the weights moved once).
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& share, int bytesPerElement,
-                    double channelTile = 1, double inputChannels = 0);
+                    const hw::Device& device = hw::Device{}, double inputChannels = 0);
+
+// Whether `kernel`'s weight-gradient pass adds sample after sample into the whole gradient
+// (hw::WeightGradientTraffic): a convolution's; a fully connected layer's is one
+// matrix product.
+bool accumulatesBySample(int kernel);
 
 // overhead + max(flops / (peak x efficiency(flops) x rowsFactor(rows)), bytes / memory bandwidth);
 // 0 for no work.

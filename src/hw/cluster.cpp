@@ -158,6 +158,8 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.memoryBandwidth, 1e3, 1e16, "device.memory_bandwidth");
   c.within(device.callOverhead, 0, 1, "device.layer_overhead");
   c.within(device.channelTile, 1, 1e6, "device.channel_tile");
+  c.within(device.weightGradientTraffic.perPass, 0, 64, "device.weight_gradient_traffic.per_pass");
+  c.within(device.weightGradientTraffic.perSample, 0, 64, "device.weight_gradient_traffic.per_sample");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
     c.curve(points, key, "flops", 1e30, "efficiency", 1e-6, 1);
   };

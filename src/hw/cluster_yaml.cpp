@@ -39,7 +39,7 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
-                 "receives_by_copy"});
+                 "weight_gradient_traffic", "receives_by_copy"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -55,6 +55,11 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.memoryBandwidth = v.at("memory_bandwidth").quantity(Quantity::kBytesPerSecond);
   if (auto overhead = v.find("layer_overhead")) d.callOverhead = overhead->quantity(Quantity::kSeconds);
   d.channelTile = v.number("channel_tile", 1.0);
+  if (auto traffic = v.find("weight_gradient_traffic")) {
+    if (!traffic->isMap()) traffic->fail("expected a mapping {per_pass: N, per_sample: N}");
+    traffic->requireKeys({"per_pass", "per_sample"});
+    d.weightGradientTraffic = {traffic->number("per_pass", 1.0), traffic->number("per_sample", 0.0)};
+  }
   d.receivesByCopy = v.boolean("receives_by_copy", false);
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
   if (auto curve = v.find("backward_efficiency")) d.backwardEfficiency = readCurve(*curve);
@@ -218,6 +223,9 @@ std::string clusterYaml(const Cluster& c) {
   }
   y += fmt::format("}}\n  memory: {:.17g}\n  memory_bandwidth: {:.17g}\n  layer_overhead: {:.17g}\n  channel_tile: {:.17g}\n",
                    c.device.memoryBytes, c.device.memoryBandwidth, c.device.callOverhead, c.device.channelTile);
+  if (const WeightGradientTraffic& t = c.device.weightGradientTraffic; !t.once()) {
+    y += fmt::format("  weight_gradient_traffic: {{per_pass: {:.6g}, per_sample: {:.6g}}}\n", t.perPass, t.perSample);
+  }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
   auto writeCurve = [&](const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
     if (curve.empty()) return;

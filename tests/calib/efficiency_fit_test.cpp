@@ -47,9 +47,8 @@ TEST(EfficiencyFit, BackwardAndKernelCurvesFromTheirOwnCalls) {
   for (double flops = 2e6; flops < 5e9; flops *= 3) {
     for (const int kernel : {static_cast<int>(hw::Kernel::kConv2d), conv3d}) {
       TimedCall c{flops, 1, true, passSeconds(truth, peak, {flops, 1}, false, kernel), kernel};
-      c.backwardPasses = 2;
-      c.backwardFlops = 2 * flops;
-      c.backwardBytes = 2;
+      c.backwardData = {flops, 1};
+      c.backwardWeight = {flops, 1};
       c.backwardSeconds = 2 * passSeconds(truth, peak, {flops, 1}, true, kernel);
       calls.push_back(c);
     }
@@ -154,8 +153,7 @@ TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   for (double bytes = 1e5; bytes < 1e8; bytes *= 4) {
     for (const int kind : {-1, pool, norm}) {
       TimedCall c{1, bytes, false, passSeconds(truth, 1e12, {1, bytes}, false, -1, kind), -1, kind};
-      c.backwardPasses = 1;
-      c.backwardBytes = bytes;
+      c.backwardData = {1, bytes};
       c.backwardSeconds = passSeconds(truth, 1e12, {1, bytes}, true, -1, kind);
       calls.push_back(c);
     }
@@ -167,6 +165,44 @@ TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   EXPECT_NEAR(fit.memoryEfficiency[norm][0], 0.25, 1e-9);
   EXPECT_NEAR(fit.memoryEfficiency[norm][1], 1, 1e-9);
   EXPECT_NEAR(fit.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][0], 1, 1e-9);
+}
+
+// Convolutions whose weight-gradient pass streams their weights 3 times a pass and twice per
+// sample: the fit finds that traffic, and the backward curve from the compute-bound passes alone, where with
+// no traffic the memory-bound passes would drag it down.
+TEST(EfficiencyFit, WeightGradientTrafficFromTheConvolutionsBackward) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  truth.efficiency = {{1, 0.5}};
+  truth.backwardEfficiency = {{1, 0.25}};
+  truth.weightGradientTraffic = {3, 2};
+  truth.prepare();
+  const double peak = 100e9;
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {  // element-wise: the bandwidth
+    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
+  }
+  for (const double weights : {1e5, 1e7}) {  // small weights stay compute-bound, large ones stream
+    for (const double samples : {1.0, 4.0, 32.0}) {
+      const double flops = 1e7 * samples;  // 0.4 ms a sample backward; 1e7 weights stream 2 ms
+      TimedCall c{flops, 1e3, true, passSeconds(truth, peak, {flops, 1e3}, false, conv), conv};
+      c.samples = samples;
+      c.backwardData = {flops, 1e3, 0, samples};
+      c.backwardWeight = {flops, 1e3 + weights, 0, samples};
+      c.accumulatedWeights = weights;
+      c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
+                          passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, peak, 0);
+  EXPECT_EQ(fit.weightGradientTraffic.perPass, 3);
+  EXPECT_EQ(fit.weightGradientTraffic.perSample, 2);
+  ASSERT_FALSE(fit.backwardEfficiency.empty());
+  for (const hw::EfficiencyPoint& p : fit.backwardEfficiency) EXPECT_NEAR(p.efficiency, 0.25, 1e-9);
+  // 1e7 bytes of weights over 32 samples: 3 + 2 x 32 times, 670 MB.
+  EXPECT_NEAR(calls.back().weightPass(truth.weightGradientTraffic).bytes, 1e3 + 67e7, 1e-3);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ void expectPreparedEqualsReference(const hw::Cluster& cluster) {
         const double inElems = static_cast<double>(input.counts.activationBytes / m.bytesPerElement());
         const LayerTimes want =
             layerTimes(cluster.device, peak,
-                       layerWork(layer, inElems, share, m.bytesPerElement(), cluster.device.channelTile,
+                       layerWork(layer, inElems, share, m.bytesPerElement(), cluster.device,
                                  static_cast<double>(input.output.channels)));
         const LayerTimes got = layerTimes(rates, profiles[i], share, m.bytesPerElement(), logs);
         EXPECT_NEAR(got.forward, want.forward, 1e-12 * want.forward) << name << " " << layer.name;
@@ -93,8 +93,35 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateRows = 96;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateRows = 8;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
+  c.device.weightGradientTraffic = {3, 1.5};
   c.device.prepare();
   expectPreparedEqualsReference(c);
+}
+
+// A convolution's weight-gradient pass moves its weights per pass and per sample
+// (hw::WeightGradientTraffic): with large weights the pass is memory-bound, and a spatial
+// split, which leaves every rank all the weights, does not shorten it. A fully connected
+// layer's weight gradient is one matrix product: its weights move once.
+TEST(Compute, WeightGradientStreamsTheWeightsPerSample) {
+  graph::ModelBuilder b("t", graph::TensorShape{512, {2, 2}});
+  const int conv = b.conv("c", 0, {.filters = 512, .kernel = {3}, .padding = {1}});
+  const int fc = b.fc("fc", b.flatten("f", conv), 1000);
+  const graph::Model m = std::move(b).build();
+  hw::Device d{.memoryBandwidth = 1e10, .efficiency = {{1, 0.5}}};
+  d.weightGradientTraffic = {3, 2};
+  d.prepare();
+  const double weights = static_cast<double>(m.layer(conv).counts.params) * 4;  // 3x3 512->512 and a bias
+  const double io = 2 * 8 * 512 * 4 * 4;  // input and output of 8 samples, 4 positions each
+  const LayerWork whole = layerWork(m.layer(conv), 512 * 4, {.samples = 8}, 4, d);
+  EXPECT_DOUBLE_EQ(whole.backwardWeight.bytes, io + 19 * weights);  // 3 + 2 x 8
+  EXPECT_DOUBLE_EQ(whole.forward.bytes, io + weights);
+  const LayerWork half = layerWork(m.layer(conv), 512 * 4, {.samples = 8, .spatial = 0.5, .inputSpatial = 0.5}, 4, d);
+  EXPECT_DOUBLE_EQ(half.backwardWeight.bytes, io / 2 + 19 * weights);
+  EXPECT_DOUBLE_EQ(layerTimes(d, 1e11, half).backwardWeight, (io / 2 + 19 * weights) / 1e10);
+  // The default moves the weights once.
+  EXPECT_DOUBLE_EQ(layerWork(m.layer(conv), 512 * 4, {.samples = 8}, 4).backwardWeight.bytes, io + weights);
+  const LayerWork dense = layerWork(m.layer(fc), 2048, {.samples = 8}, 4, d);
+  EXPECT_DOUBLE_EQ(dense.backwardWeight.bytes, dense.forward.bytes);
 }
 
 // A matrix kernel over few rows runs at rows / (rows + halfRateRows) of its curve's rate.

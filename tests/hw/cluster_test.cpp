@@ -66,6 +66,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5, .chunked = 0.125};
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
       c.implementation.skew = 0.0625;
+      c.device.weightGradientTraffic = {3, 1.5};
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0] = 0.03125;
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kNormalization)][1] = 0.5;
     }
@@ -83,6 +84,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(c.device.receivesByCopy, preset.name == "local") << preset.name;  // CPU cores copy; GPUs DMA
     EXPECT_EQ(back.device.callOverhead, c.device.callOverhead);
     EXPECT_EQ(back.device.channelTile, c.device.channelTile);
+    EXPECT_EQ(back.device.weightGradientTraffic.perPass, c.device.weightGradientTraffic.perPass);
+    EXPECT_EQ(back.device.weightGradientTraffic.perSample, c.device.weightGradientTraffic.perSample);
     ASSERT_EQ(back.device.efficiency.size(), c.device.efficiency.size());
     for (std::size_t i = 0; i < c.device.efficiency.size(); ++i) {
       EXPECT_NEAR(back.device.efficiency[i].flops / c.device.efficiency[i].flops, 1, 1e-5);
@@ -200,6 +203,17 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   std::string rows = base;
   rows.insert(rows.find("devices_per_node:"), "  kernels:\n    conv2d:\n      one_sample_half_rate_rows: -4\n");
   refused(rows, "odd.yaml: device.kernels.conv2d.one_sample_half_rate_rows: expected a value in [0, 1e+09], found -4");
+  auto withTraffic = [&](const std::string& traffic) {
+    std::string text = base;
+    return text.insert(text.find("devices_per_node:"), "  weight_gradient_traffic: " + traffic + "\n");
+  };
+  refused(withTraffic("{per_pass: 2, per_sample: -1}"),
+          "odd.yaml: device.weight_gradient_traffic.per_sample: expected a value in [0, 64], found -1");
+  refused(withTraffic("2"), "weight_gradient_traffic");
+  refused(withTraffic("{per_pass: 2, per_smaple: 1}"), "per_smaple");
+  const Cluster t = loadClusterText(withTraffic("{per_pass: 2}"), "traffic");
+  EXPECT_EQ(t.device.weightGradientTraffic.perPass, 2);
+  EXPECT_EQ(t.device.weightGradientTraffic.perSample, 0);
 }
 
 TEST(ClusterYaml, PathLinkOnAnUnknownLevelNamesIt) {

@@ -100,10 +100,12 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
                                                  {.samples = static_cast<double>(batch)}, model.bytesPerElement());
     TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, median(seconds[i]), work.kernel, work.memoryKind};
     if (backward[i] > 0) {
-      call.backwardPasses = (work.backwardData.flops > 0 ? 1 : 0) + (work.backwardWeight.flops > 0 ? 1 : 0);
-      call.backwardFlops = work.backwardData.flops + work.backwardWeight.flops;
-      call.backwardBytes = work.backwardData.bytes + work.backwardWeight.bytes;
+      call.backwardData = work.backwardData;
+      call.backwardWeight = work.backwardWeight;
       call.backwardSeconds = backward[i];
+      if (cost::accumulatesBySample(work.kernel)) {
+        call.accumulatedWeights = static_cast<double>(layer.counts.params) * model.bytesPerElement();
+      }
     }
     call.layer = layer.name;
     call.rows = work.forward.rows;

@@ -36,16 +36,14 @@ struct Options : ComputeBench {
   bool json = false;
 };
 
-// Predicted seconds of the calls' forward passes and of their backward passes (each call's
-// backward work spread evenly over its passes).
+// Predicted seconds of the calls' forward passes and of their backward passes.
 std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double forward = 0, backward = 0;
   for (const calib::TimedCall& c : calls) {
     forward += cost::passSeconds(device, peak, {c.flops, c.bytes, c.rows, c.samples}, false, c.kernel, c.memoryKind);
-    if (c.backwardPasses == 0) continue;
-    const double passes = c.backwardPasses;
-    backward += passes * cost::passSeconds(device, peak, {c.backwardFlops / passes, c.backwardBytes / passes, c.rows, c.samples},
-                                          true, c.kernel, c.memoryKind);
+    if (c.backwardPasses() == 0) continue;
+    backward += cost::passSeconds(device, peak, c.backwardData, true, c.kernel, c.memoryKind) +
+                cost::passSeconds(device, peak, c.weightPass(device.weightGradientTraffic), true, c.kernel, c.memoryKind);
   }
   return {forward, backward};
 }
@@ -101,8 +99,8 @@ void printCalls(const TimedModels& timed, const hw::Device& fitted, double peak,
       const auto [forward, backward] = predictedSeconds(fitted, peak, {c});
       t.addRow({spec, c.layer, c.kernel >= 0 ? hw::kKernelKeys[c.kernel] : "-", units::formatFlops(c.flops),
                 units::formatBytes(c.bytes), units::formatSeconds(c.seconds), units::formatSeconds(forward),
-                c.backwardPasses > 0 ? units::formatSeconds(c.backwardSeconds) : "-",
-                c.backwardPasses > 0 ? units::formatSeconds(backward) : "-"});
+                c.backwardPasses() > 0 ? units::formatSeconds(c.backwardSeconds) : "-",
+                c.backwardPasses() > 0 ? units::formatSeconds(backward) : "-"});
     }
   }
   out << '\n';
@@ -147,6 +145,7 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
   if (const std::string rows = halfRateRowsText(fitted); !rows.empty()) {
     out << "at half its curve's rate over rows (samples x output positions): " << rows << '\n';
   }
+  out << weightTrafficText(fitted) << '\n';
   if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
 }
 
@@ -174,6 +173,8 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
           {"memory_calls", fit.memoryCalls},
           {"memory_efficiency", kinds},
           {"peak_flops_per_s", fit.peak},
+          {"weight_gradient_traffic",
+           {{"per_pass", fitted.weightGradientTraffic.perPass}, {"per_sample", fitted.weightGradientTraffic.perSample}}},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},
           {"efficiency", curve(fitted.efficiency)},

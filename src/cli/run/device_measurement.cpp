@@ -46,6 +46,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
   if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
   m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
+  if (m.fit.backwardCalls > 0) m.fitted.weightGradientTraffic = m.fit.weightGradientTraffic;
   // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
   // cluster's backward curve where none of its backward passes were timed.
   for (int k = 0; k < hw::kKernels; ++k) {
@@ -77,6 +78,12 @@ std::string halfRateRowsText(const hw::Device& device) {
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
   }
   return text;
+}
+
+std::string weightTrafficText(const hw::Device& device) {
+  const hw::WeightGradientTraffic& t = device.weightGradientTraffic;
+  return fmt::format("weight gradients: a convolution's weight pass moves its weights {:g}x per pass and {:g}x per sample",
+                     t.perPass, t.perSample);
 }
 
 }  // namespace paraxis::cli

@@ -41,5 +41,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
 std::string memoryKindsText(const hw::Device& device);
 // Per matrix kernel with a half-rate figure: its rows, and its one-sample rows where fitted.
 std::string halfRateRowsText(const hw::Device& device);
+// How many times per sample a convolution's weight-gradient pass moves its weights.
+std::string weightTrafficText(const hw::Device& device);
 
 }  // namespace paraxis::cli

@@ -267,6 +267,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
   if (const std::string rows = halfRateRowsText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
+  out << '\n' << weightTrafficText(d);
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
