@@ -4,7 +4,9 @@
 # Prints predicted and measured compute, communication and total per run, the error, the mean
 # absolute error, and per model the ranking agreement of predicted and measured totals
 # (Kendall's tau-b over that model's grids). A measurement, not a test: this machine's speed
-# drifts by tens of per cent, so compare runs made together.
+# drifts by tens of per cent, so compare runs made together. Each run's speed probe against the
+# calibration's is its "slower" column; the error at each run's own speed (validate
+# --at-run-speed) follows the table, to tell the drift from the model's own error.
 #
 #   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--repeats N] [--hosts RATE]
 #                              [--keep DIR] [--fit-models LIST [--fit KIND]] [--overlap-check]
@@ -141,28 +143,33 @@ reports=("$work"/*.*.r*.json)
 for report in "${reports[@]}"; do
   "$paraxis" validate --measured "$report" --cluster "$cluster" --json >"${report%.json}.validated" ||
     echo "  validate refused $(basename "$report")" >&2
+  # The same at the run's own speed (its speed probe against the calibration's), where both
+  # have one: how much of the error is the machine's drift.
+  "$paraxis" validate --measured "$report" --cluster "$cluster" --json --at-run-speed >"${report%.json}.atspeed" 2>/dev/null ||
+    rm -f "${report%.json}.atspeed"
 done
 
+# summary [SUFFIX]: the table of the *.SUFFIX validations (default validated).
 summary() {
-/usr/bin/python3 - "$work" "$cluster" <<'PY'
+/usr/bin/python3 - "$work" "$cluster" "${1:-validated}" <<'PY'
 import glob, json, os, sys
 from collections import defaultdict
 
-work, cluster = sys.argv[1], sys.argv[2]
+work, cluster, suffix = sys.argv[1], sys.argv[2], sys.argv[3]
 # Each (model, grid): the repeat with the median measured total (the lower middle of an even count).
 runs = defaultdict(list)
-for path in sorted(glob.glob(os.path.join(work, "*.validated"))):
+for path in sorted(glob.glob(os.path.join(work, "*." + suffix))):
     if os.path.getsize(path) == 0:
         continue
     v = json.load(open(path))
     r = v["runs"][0]
     model = os.path.basename(path).split(".")[0]
-    runs[(model, r["grid"])].append((r["measured"], r["predicted"], r["error"], v.get("warnings", [])))
+    runs[(model, r["grid"])].append((r["measured"], r["predicted"], r["error"], v.get("warnings", []), r.get("slowdown")))
 rows, spread = [], {}
 for (model, grid), repeats in sorted(runs.items()):
     repeats.sort(key=lambda t: t[0]["total"])
-    m, p, error, warnings = repeats[(len(repeats) - 1) // 2]
-    rows.append((model, grid, m, p, error, warnings))
+    m, p, error, warnings, slowdown = repeats[(len(repeats) - 1) // 2]
+    rows.append((model, grid, m, p, error, warnings, slowdown))
     totals = [t[0]["total"] for t in repeats]
     spread[(model, grid)] = (len(totals), (max(totals) - min(totals)) / m["total"])
 
@@ -190,17 +197,18 @@ def kendall_tau_b(xs, ys, unordered=lambda i, j: False):
 ms = lambda s: f"{s * 1e3:9.2f}" if s > 0 else "        -"
 print(f"cluster {cluster}; times per iteration in ms")
 print(f"{'model':<14} {'grid':<18} {'meas comp':>9} {'comm':>9} {'total':>9} {'pred comp':>9} {'comm':>9} {'total':>9} {'error':>7}"
-      f" {'runs, spread':>13}")
-for model, grid, m, p, error, warnings in rows:
+      f" {'runs, spread':>13} {'slower':>6}")
+for model, grid, m, p, error, warnings, slowdown in rows:
     count, width = spread[(model, grid)]
     print(f"{model:<14} {grid:<18} {ms(m['compute'])} {ms(m['communication'])} {ms(m['total'])} "
-          f"{ms(p['compute'])} {ms(p['communication'])} {ms(p['total'])} {error * 100:6.1f}% {count:>4} {width * 100:6.1f}%")
+          f"{ms(p['compute'])} {ms(p['communication'])} {ms(p['total'])} {error * 100:6.1f}% {count:>4} {width * 100:6.1f}%"
+          f" {f'{slowdown:5.2f}x' if slowdown else '     -'}")
     for w in warnings:
         print(f"  warning: {w}")
 errors = [row[4] for row in rows]
 print(f"\nmean absolute error on the totals: {sum(errors) / len(errors) * 100:.1f}% over {len(rows)} runs")
 by_model = defaultdict(list)
-for model, grid, m, p, error, _ in rows:
+for model, grid, m, p, error, *_ in rows:
     by_model[model].append((grid, m["total"], p["total"]))
 for model, runs_of_model in by_model.items():
     if len(runs_of_model) < 2:
@@ -228,6 +236,12 @@ for model, runs_of_model in by_model.items():
 PY
 }
 summary
+if compgen -G "$work/*.atspeed" >/dev/null; then
+  echo
+  echo "at each run's own speed (validate --at-run-speed: the device slowed by the run's speed probe against the"
+  echo "calibration's; not a prediction, a measure of what the machine's drift costs):"
+  summary atspeed | grep -E "^mean absolute|Kendall|over the pairs"
+fi
 
 # The overlap check: the data-parallel runs again with the gradient reduction after backward.
 overlap() {

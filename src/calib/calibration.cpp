@@ -109,11 +109,20 @@ RunMachine readMachine(const nlohmann::json& m, const std::string& path) {
     }
     return static_cast<int>(x);
   };
+  // Optional: reports before the speed probe do not have it.
+  double probe = 0;
+  if (m.contains("speed_probe_s")) {
+    probe = reportNumber(m, "speed_probe_s", "machine.", path);
+    if (!(probe > 0 && probe < 60)) {
+      throw ConfigError(fmt::format("{}: key 'machine.speed_probe_s': expected seconds in (0, 60), found {:g}", path, probe));
+    }
+  }
   return {.device = text("device"),
           .host = text("host"),
           .hosts = count("hosts"),
           .ranksPerHost = count("ranks_per_host"),
-          .coresPerHost = count("cores_per_host")};
+          .coresPerHost = count("cores_per_host"),
+          .speedProbe = probe};
 }
 
 // `paraxis train --json`: the strategy it ran and its measured times per iteration.

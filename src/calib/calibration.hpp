@@ -22,6 +22,11 @@ struct RunMachine {
   int hosts = 0;
   int ranksPerHost = 0;  // on rank 0's host
   int coresPerHost = 0;
+  double speedProbe = 0;  // seconds of calib::kSpeedProbe while it ran (0: not recorded)
+  // How much slower than the device's speed probe says it ran (0: one of them not measured).
+  double slowdownAgainst(const hw::Device& device) const {
+    return speedProbe > 0 && device.speedProbe > 0 ? speedProbe / device.speedProbe : 0;
+  }
 };
 
 struct MeasuredRun {

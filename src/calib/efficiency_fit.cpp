@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
 namespace paraxis::calib {
 namespace {
@@ -173,6 +174,30 @@ bool streams(const TimedCall& c) {
   return !c.matrix && (c.memoryKind < 0 || c.memoryKind == static_cast<int>(hw::MemoryKind::kElementwise));
 }
 
+// A call this many times slower or faster than its kind's median call (at the curve) is not
+// the kind's rate but something else: one 256 MiB leaky ReLU's backward took 597 ms where the
+// kind's others ran at 50-90 % of the curve (its gradient's fresh pages faulted in, ~9 us
+// each here), and summed in, it set the element-wise backward at 2 % and every ReLU's
+// backward of the matrix 20-30x over.
+constexpr double kOutlier = 4;
+
+// The calls' time at the curve and their time summed (what a model's many calls add up to),
+// over the calls within kOutlier of the median call's ratio of the two.
+Work typicalCalls(const std::vector<Work>& calls) {
+  if (calls.empty()) return {};
+  std::vector<double> ratios;
+  for (const Work& w : calls) ratios.push_back(w.amount / w.seconds);
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+  const double median = ratios[ratios.size() / 2];
+  Work sum;
+  for (const Work& w : calls) {
+    const double ratio = w.amount / w.seconds;
+    if (ratio > median * kOutlier || ratio < median / kOutlier) continue;
+    sum.amount += w.amount, sum.seconds += w.seconds;
+  }
+  return sum;
+}
+
 // Memory bandwidth and its curve from the streaming calls' forward passes, each decade's bytes
 // over its time (what a model's many small element-wise calls add up to); then per memory kind
 // and pass the fraction of that curve its calls reached, their time at the curve over their time.
@@ -196,23 +221,23 @@ void fitMemory(const std::vector<TimedCall>& calls, double callOverhead, DeviceF
   curve.memoryBandwidth = fit.memoryBandwidth;
   curve.bandwidthCurve = fit.bandwidthCurve;
   curve.prepare();
-  Work kinds[hw::kMemoryKinds][2];  // amount: seconds at the curve
+  std::vector<Work> kinds[hw::kMemoryKinds][2];  // per call, amount: seconds at the curve
   for (const TimedCall& c : calls) {
     if (c.matrix || c.memoryKind < 0) continue;
-    Work* kind = kinds[c.memoryKind];
+    std::vector<Work>* kind = kinds[c.memoryKind];
     if (const double busy = c.seconds - callOverhead; c.bytes > 0 && busy > 0) {
-      kind[0].amount += c.bytes * curve.secondsPerByte(c.bytes), kind[0].seconds += busy;
+      kind[0].push_back({c.bytes * curve.secondsPerByte(c.bytes), busy});
     }
     const int passes = c.backwardPasses();
     const double backwardBusy = c.backwardSeconds - passes * callOverhead;
     if (passes > 0 && c.backwardBytes() > 0 && backwardBusy > 0) {
       const double perPass = c.backwardBytes() / passes;
-      kind[1].amount += c.backwardBytes() * curve.secondsPerByte(perPass), kind[1].seconds += backwardBusy;
+      kind[1].push_back({c.backwardBytes() * curve.secondsPerByte(perPass), backwardBusy});
     }
   }
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
     for (int pass = 0; pass < 2; ++pass) {
-      const Work& w = kinds[k][pass];
+      const Work w = typicalCalls(kinds[k][pass]);
       if (w.seconds > 0) fit.memoryEfficiency[k][pass] = std::clamp(w.amount / w.seconds, 1e-4, 100.0);
     }
   }

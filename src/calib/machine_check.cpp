@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 
 namespace paraxis::calib {
 namespace {
@@ -41,6 +42,13 @@ std::vector<std::string> machineWarnings(const hw::Cluster& cluster, const std::
     }
     const std::string placement = placementMismatch(cluster, m, run.strategy.grid.total());
     if (!placement.empty()) warnings.push_back(fmt::format("{}: {}", run.label, placement));
+    if (const double slowdown = m.slowdownAgainst(cluster.device);
+        slowdown > 0 && std::abs(std::log(slowdown)) > std::log(kSpeedTolerance)) {
+      warnings.push_back(fmt::format("{}: the machine ran {:.2f}x {} than when cluster '{}' was measured (speed probe "
+                                     "{:.2f} ms against {:.2f} ms): its predicted compute is off by about that much",
+                                     run.label, slowdown > 1 ? slowdown : 1 / slowdown, slowdown > 1 ? "slower" : "faster",
+                                     cluster.name, m.speedProbe * 1e3, cluster.device.speedProbe * 1e3));
+    }
     if (cluster.name == "local" && !m.host.empty() && m.host != thisHost) {
       warnings.push_back(fmt::format("{}: ran on host '{}'; the local preset describes this host ('{}'): give the cluster "
                                      "file of the host it ran on", run.label, m.host, thisHost));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -42,6 +43,7 @@ struct Options : ModelSource {
   std::string fit = "factors";  // calibrate: factors or physical
   bool json = false;
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
+  bool atRunSpeed = false;  // validate: each run predicted at the speed its probe measured
   CLI::Option* modelOption = nullptr;
   CLI::Option* clusterOption = nullptr;
 };
@@ -103,7 +105,19 @@ std::string thisHost() {
   return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
-void printComparison(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut, std::ostream& out) {
+// A run's speed probe against the cluster's: "1.23x" slower, "0.87x" faster, "-" unknown.
+std::string slowdownCell(const calib::RunComparison& r, const hw::Device& device) {
+  const double slowdown = r.run->machine.slowdownAgainst(device);
+  return slowdown > 0 ? fmt::format("{:.2f}x", slowdown) : "-";
+}
+
+// `device`: the cluster's, whose speed probe the runs' are held against (a "slower" column
+// where any run has one).
+void printComparison(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut,
+                     const hw::Device& device, std::ostream& out) {
+  const bool probed = std::any_of(rows.begin(), rows.end(), [&](const calib::RunComparison& r) {
+    return r.run->machine.slowdownAgainst(device) > 0;
+  });
   Table t;
   t.addColumn("run");
   t.addColumn("line", Table::Align::kRight);
@@ -114,6 +128,7 @@ void printComparison(const std::vector<calib::RunComparison>& rows, const std::v
   for (const char* h : {"measured comp", "comm", "total", "predicted comp", "comm", "total", "error"}) {
     t.addColumn(h, Table::Align::kRight);
   }
+  if (probed) t.addColumn("slower", Table::Align::kRight);
   if (!heldOut.empty()) t.addColumn("");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const calib::RunComparison& r = rows[i];
@@ -124,13 +139,15 @@ void printComparison(const std::vector<calib::RunComparison>& rows, const std::v
                                    timeCell(r.run->compute, it), timeCell(r.run->communication, it),
                                    timeCell(r.run->total, it), timeCell(r.compute, it), timeCell(r.communication, it),
                                    timeCell(r.total, it), fmt::format("{:.1f}%", r.error * 100)};
+    if (probed) cells.push_back(slowdownCell(r, device));
     if (!heldOut.empty()) cells.push_back(heldOut[i] ? "held out" : "fitted");
     t.addRow(std::move(cells));
   }
   t.print(out);
 }
 
-nlohmann::json comparisonJson(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut) {
+nlohmann::json comparisonJson(const std::vector<calib::RunComparison>& rows, const std::vector<bool>& heldOut,
+                              const hw::Device& device) {
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const calib::RunComparison& r = rows[i];
@@ -147,22 +164,47 @@ nlohmann::json comparisonJson(const std::vector<calib::RunComparison>& rows, con
         {"predicted", {{"compute", r.compute}, {"communication", r.communication}, {"total", r.total},
                        {"time", plan::timeBreakdownJson(r.estimate.time)}}},
         {"error", r.error}};
+    const double slowdown = r.run->machine.slowdownAgainst(device);
+    row["slowdown"] = slowdown > 0 ? nlohmann::json(slowdown) : nlohmann::json(nullptr);
     if (!heldOut.empty()) row["held_out"] = static_cast<bool>(heldOut[i]);
     out.push_back(std::move(row));
   }
   return out;
 }
 
+// validate --at-run-speed: per run, the cluster with its device slowed by the run's speed
+// probe against the cluster's, and the inputs pointed at it.
+std::deque<hw::Cluster> atRunSpeed(const hw::Cluster& cluster, const std::vector<calib::MeasuredRun>& runs,
+                                   std::vector<plan::PlanInputs>& in) {
+  if (cluster.device.speedProbe <= 0) {
+    throw ConfigError(fmt::format("--at-run-speed: cluster '{}' has no speed probe (device.speed_probe: calibrate "
+                                  "--quick and bench compute --out record it)", cluster.name));
+  }
+  std::deque<hw::Cluster> clusters;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const double slowdown = runs[i].machine.slowdownAgainst(cluster.device);
+    if (slowdown <= 0) {
+      throw ConfigError(fmt::format("--at-run-speed: run '{}' has no speed probe (its report has no machine.speed_probe_s)",
+                                    runs[i].label));
+    }
+    hw::Cluster& c = clusters.emplace_back(cluster);
+    c.device = cluster.device.slowedBy(slowdown);
+    in[i].cluster = &c;
+  }
+  return clusters;
+}
+
 void runValidate(const Options& o, Context& context) {
   const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
   const RunModels models(o, runs);
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
-  const std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
+  std::vector<plan::PlanInputs> in = models.inputs(o, cluster);
+  const std::deque<hw::Cluster> slowed = o.atRunSpeed ? atRunSpeed(cluster, runs, in) : std::deque<hw::Cluster>();
   const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
   const std::vector<std::string> warnings = calib::machineWarnings(cluster, runs, thisHost());
   if (o.json) {
     printJson({{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
-               {"warnings", warnings}, {"runs", comparisonJson(rows, {})},
+               {"at_run_speed", o.atRunSpeed}, {"warnings", warnings}, {"runs", comparisonJson(rows, {}, cluster.device)},
                {"mean_absolute_error", calib::meanAbsoluteError(rows)}},
               context);
     return;
@@ -176,12 +218,16 @@ void runValidate(const Options& o, Context& context) {
                                             perIteration ? " (train reports: per iteration)" : "")
                               : "iteration");
   for (const std::string& w : warnings) out << "warning: " << w << '\n';
+  if (o.atRunSpeed) {
+    out << "predicted at each run's own speed (--at-run-speed: the device slowed by the run's speed probe against "
+           "the cluster's): not a prediction made before the run, a measure of what the machine's drift costs\n";
+  }
   if (!cluster.implementation.isIdentity()) {
     out << fmt::format("implementation factors: {}\n",
                        cluster.implementation.source.empty() ? "(no source given)" : cluster.implementation.source);
   }
   out << '\n';
-  printComparison(rows, {}, out);
+  printComparison(rows, {}, cluster.device, out);
   out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", calib::meanAbsoluteError(rows) * 100);
 }
 
@@ -247,7 +293,7 @@ void printFittedPhysics(const calib::ImplementationFit& fit, const hw::Implement
 void printCalibration(const Calibration& c, std::ostream& out) {
   for (const std::string& w : c.warnings) out << "warning: " << w << '\n';
   out << '\n';
-  printComparison(c.rows, c.heldOut, out);
+  printComparison(c.rows, c.heldOut, c.calibrated.device, out);
   Table factors;
   factors.addColumn("factor");
   factors.addColumn("value", Table::Align::kRight);
@@ -280,7 +326,7 @@ nlohmann::json calibrationJson(const Calibration& c, const std::string& models, 
   return {{"models", models},
           {"cluster", c.calibrated.name},
           {"warnings", c.warnings},
-          {"runs", comparisonJson(c.rows, c.heldOut)},
+          {"runs", comparisonJson(c.rows, c.heldOut, c.calibrated.device)},
           {"factors", factors},
           {"paths", paths},
           {"overlap", {{"hidden", im.overlap.hidden}, {"slowdown", im.overlap.slowdown}, {"chunked", im.overlap.whileChunked()}}},
@@ -357,6 +403,9 @@ void addValidateCommand(CLI::App& app, Context& context) {
   auto o = std::make_shared<Options>();
   CLI::App* c = app.add_subcommand("validate", "Hold the oracle's predictions against measured runs (no MPI, no torch)");
   addCommon(c, o.get());
+  c->add_flag("--at-run-speed", o->atRunSpeed,
+              "predict each run with the device slowed by its speed probe against the cluster's (train reports "
+              "and calibrate --quick record one): how much of the error is the machine's drift");
   c->callback([o, &context] {
     requireMeasured(*o, "validate");
     runValidate(*o, context);

@@ -55,7 +55,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"channel_tile", c.device.channelTile},
             {"weight_gradient_traffic",
              {{"per_pass", c.device.weightGradientTraffic.perPass},
-              {"per_sample", c.device.weightGradientTraffic.perSample}}}}},
+              {"per_sample", c.device.weightGradientTraffic.perSample}}},
+            {"speed_probe_s", c.device.speedProbe}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
           {"total_devices", c.totalDevices()},
@@ -116,6 +117,9 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   if (const hw::WeightGradientTraffic& t = c.device.weightGradientTraffic; !t.once()) {
     out << fmt::format("  weight gradients: a convolution's weight pass moves its weights {:g}x per pass and {:g}x per sample\n",
                        t.perPass, t.perSample);
+  }
+  if (c.device.speedProbe > 0) {
+    out << fmt::format("  speed probe: {:.2f} ms when measured (validate compares each run's)\n", c.device.speedProbe * 1e3);
   }
   out << "\nnetwork levels, innermost first:\n";
   Table table;

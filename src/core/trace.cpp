@@ -34,6 +34,7 @@ Recorder& recorder() {
 }
 
 thread_local int tId = -1;
+thread_local int quiet = 0;  // Quiet guards alive on this thread
 
 // A small number per thread (its row), in the order threads first record.
 int threadId() {
@@ -76,7 +77,10 @@ void enable() {
   r.on.store(true, std::memory_order_relaxed);
 }
 
-bool enabled() { return recorder().on.load(std::memory_order_relaxed); }
+bool enabled() { return quiet == 0 && recorder().on.load(std::memory_order_relaxed); }
+
+Quiet::Quiet() { ++quiet; }
+Quiet::~Quiet() { --quiet; }
 
 void nameThread(const std::string& name, bool shareRow) {
   if (!enabled()) return;

@@ -32,6 +32,16 @@ void complete(const char* category, std::string name, Clock::time_point start, C
 void completeOnRow(const std::string& row, const char* category, std::string name, Clock::time_point start,
                    Clock::time_point end, std::int64_t bytes = -1);
 
+// While one lives, the calling thread records nothing: work that is not the job's (the speed
+// probe times a model of its own, whose layers would mix with the job's) stays out of its timeline.
+class Quiet {
+ public:
+  Quiet();
+  ~Quiet();
+  Quiet(const Quiet&) = delete;
+  Quiet& operator=(const Quiet&) = delete;
+};
+
 // Records [construction, destruction) of the calling thread, when enabled at construction.
 class Span {
  public:

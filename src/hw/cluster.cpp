@@ -76,6 +76,17 @@ int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
   return static_cast<int>(levels.size()) - 1;
 }
 
+Device Device::slowedBy(double factor) const {
+  Device d = *this;
+  for (auto& [dtype, peak] : d.peakFlops) peak /= factor;
+  d.memoryBandwidth /= factor;
+  for (EfficiencyPoint& p : d.bandwidthCurve) p.efficiency /= factor;  // {bytes, bytes/s}
+  d.callOverhead *= factor;
+  d.speedProbe *= factor;
+  d.prepare();
+  return d;
+}
+
 void Device::prepare() {
   efficiencyLogs = logsOf(efficiency);
   backwardEfficiencyLogs = logsOf(backwardEfficiency);
@@ -160,6 +171,7 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.channelTile, 1, 1e6, "device.channel_tile");
   c.within(device.weightGradientTraffic.perPass, 0, 64, "device.weight_gradient_traffic.per_pass");
   c.within(device.weightGradientTraffic.perSample, 0, 64, "device.weight_gradient_traffic.per_sample");
+  c.within(device.speedProbe, 0, 60, "device.speed_probe");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
     c.curve(points, key, "flops", 1e30, "efficiency", 1e-6, 1);
   };

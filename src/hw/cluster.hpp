@@ -111,6 +111,9 @@ struct Device {
   // (processes sharing a CPU host's memory): a transfer occupies the receiver for its time
   // instead of travelling beside the compute (DMA). Placement prices it so.
   bool receivesByCopy = false;
+  // Seconds of calib::kSpeedProbe when the device was measured (0: not measured): a run
+  // that records its own (train does) ran on a slower or faster machine by their ratio.
+  double speedProbe = 0;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
   // The same for the backward passes (gradients of data and of weights), by the FLOPs of one
@@ -118,6 +121,10 @@ struct Device {
   // forward curve.
   std::vector<EfficiencyPoint> backwardEfficiency;
 
+  // The same device running `factor` times slower: compute rates and memory bandwidths
+  // divided by it, the per-call overhead and the speed probe multiplied (validate
+  // --at-run-speed: a run's prediction at the speed its probe measured).
+  Device slowedBy(double factor) const;
   double peak(const std::string& dtype) const;  // throws NotFoundError naming the dtypes known
   double efficiencyAt(double flops) const;
   // The same for log(flops), without a logarithm per call when prepare() has run (the oracle

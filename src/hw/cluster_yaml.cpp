@@ -39,7 +39,7 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
-                 "weight_gradient_traffic", "receives_by_copy"});
+                 "weight_gradient_traffic", "receives_by_copy", "speed_probe"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -61,6 +61,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     d.weightGradientTraffic = {traffic->number("per_pass", 1.0), traffic->number("per_sample", 0.0)};
   }
   d.receivesByCopy = v.boolean("receives_by_copy", false);
+  if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
   if (auto curve = v.find("backward_efficiency")) d.backwardEfficiency = readCurve(*curve);
   if (auto curve = v.find("memory_bandwidth_curve")) d.bandwidthCurve = readCurve(*curve);
@@ -227,6 +228,7 @@ std::string clusterYaml(const Cluster& c) {
     y += fmt::format("  weight_gradient_traffic: {{per_pass: {:.6g}, per_sample: {:.6g}}}\n", t.perPass, t.perSample);
   }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
+  if (c.device.speedProbe > 0) y += fmt::format("  speed_probe: {:.6g}\n", c.device.speedProbe);
   auto writeCurve = [&](const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
     if (curve.empty()) return;
     y += fmt::format("{}{}:", indent, key);

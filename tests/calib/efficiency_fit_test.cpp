@@ -167,6 +167,28 @@ TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   EXPECT_NEAR(fit.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][0], 1, 1e-9);
 }
 
+// One call far slower than its kind's others (a large fresh gradient's pages faulting in) is
+// not the kind's rate: summed in, this one (the largest, 50x its rate) would put the
+// element-wise backward below 0.02 of the curve instead of 0.6.
+TEST(EfficiencyFit, AnOutlyingCallDoesNotSetItsKindsRate) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  const int elementwise = static_cast<int>(hw::MemoryKind::kElementwise);
+  truth.memoryEfficiency[elementwise][1] = 0.6;
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e5; bytes <= 3e8; bytes *= 4) {
+    TimedCall c{1, bytes, false, passSeconds(truth, 1e12, {1, bytes}, false, -1, elementwise), -1, elementwise};
+    c.backwardData = {1, bytes};
+    c.backwardSeconds = passSeconds(truth, 1e12, {1, bytes}, true, -1, elementwise);
+    calls.push_back(c);
+  }
+  calls.back().backwardSeconds *= 50;
+  const DeviceFit fit = fitDevice(calls, 1e12, 0);
+  EXPECT_NEAR(fit.memoryEfficiency[elementwise][1], 0.6, 1e-9);
+  EXPECT_NEAR(fit.memoryEfficiency[elementwise][0], 1, 1e-9);
+}
+
 // Convolutions whose weight-gradient pass streams their weights 3 times a pass and twice per
 // sample: the fit finds that traffic, and the backward curve from the compute-bound passes alone, where with
 // no traffic the memory-bound passes would drag it down.

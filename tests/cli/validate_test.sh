@@ -28,6 +28,30 @@ if "$paraxis" validate --measured "$report" --cluster local | grep -q "warning";
 else
   passed=$((passed + 1))
 fi
+# The run's speed probe against a cluster's: the cluster says it was measured at half the run's
+# probe time, so the run ran 2x slower; --at-run-speed predicts it on a device twice as slow.
+probe=$(/usr/bin/python3 -c "import json,sys,math; p=json.load(open(sys.argv[1]))['machine']['speed_probe_s']; assert 0 < p < 60 and math.isfinite(p); print(p)" "$report")
+if [ -n "$probe" ]; then passed=$((passed + 1)); else echo "FAIL: the train report has no machine.speed_probe_s"; failures=$((failures + 1)); fi
+expect_error "--at-run-speed: cluster 'local' has no speed probe" validate --measured "$report" --cluster local --at-run-speed
+probed=$(mktemp /tmp/paraxis-probed.XXXXXX.yaml)
+"$paraxis" calibrate --measured "$report" --cluster local --out "$probed" >/dev/null
+sed -i "s/^device:$/device:\n  speed_probe: $(/usr/bin/python3 -c "print(${probe:-1} / 2)")/" "$probed"
+expect_ok "warning: .*the machine ran 2.00x slower than when cluster 'local' was measured" validate --measured "$report" --cluster "$probed"
+expect_ok "predicted at each run's own speed" validate --measured "$report" --cluster "$probed" --at-run-speed
+/usr/bin/python3 - "$paraxis" "$report" "$probed" <<'PY' && passed=$((passed + 1)) || failures=$((failures + 1))
+import json, subprocess, sys
+paraxis, report, cluster = sys.argv[1:]
+def run(*extra):
+    out = subprocess.run([paraxis, "validate", "--measured", report, "--cluster", cluster, "--json", *extra],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["runs"][0]
+plain, slowed = run(), run("--at-run-speed")
+ratio = slowed["predicted"]["compute"] / plain["predicted"]["compute"]
+if not (abs(plain["slowdown"] - 2) < 1e-9 and 1.9 < ratio < 2.1):
+    print(f"FAIL: --at-run-speed: slowdown {plain['slowdown']}, predicted compute x{ratio:.3f} (expected 2)")
+    sys.exit(1)
+PY
+rm -f "$probed"
 /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['machine'].update(host='elsewhere', hosts=2, ranks_per_host=1); json.dump(d, open(sys.argv[1],'w'))" "$report"
 expect_ok "warning: .*ran on host 'elsewhere'; the local preset describes this host" validate --measured "$report" --cluster local
 expect_ok "warning: .*ran 1 rank on 2 hosts .1 per host.; cluster 'local' (places|has) " validate --measured "$report" --cluster local

@@ -216,6 +216,43 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   EXPECT_EQ(t.device.weightGradientTraffic.perSample, 0);
 }
 
+TEST(ClusterYaml, SpeedProbeRoundTripsAndIsChecked) {
+  std::string text = clusterYaml(loadCluster("abci"));
+  text.insert(text.find("devices_per_node:"), "  speed_probe: 12 ms\n");
+  const Cluster c = loadClusterText(text, "probe");
+  EXPECT_DOUBLE_EQ(c.device.speedProbe, 0.012);
+  EXPECT_DOUBLE_EQ(loadClusterText(clusterYaml(c), "again").device.speedProbe, 0.012);
+  EXPECT_EQ(loadCluster("abci").device.speedProbe, 0);  // presets are not measured
+  EXPECT_EQ(clusterYaml(loadCluster("abci")).find("speed_probe"), std::string::npos);
+  std::string slow = clusterYaml(loadCluster("abci"));
+  slow.insert(slow.find("devices_per_node:"), "  speed_probe: 90\n");
+  try {
+    loadClusterText(slow, "slow.yaml");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("slow.yaml: device.speed_probe: expected a value in [0, 60], found 90"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A device twice as slow takes twice as long for every pass: compute-bound, memory-bound and
+// the per-call overhead alike.
+TEST(Device, SlowedByScalesEveryRateAndTheOverhead) {
+  Device d = loadCluster("local").device;
+  d.callOverhead = 5e-6;
+  d.speedProbe = 0.01;
+  d.bandwidthCurve = {{1e4, 50e9}, {1e8, 10e9}};
+  d.prepare();
+  const Device s = d.slowedBy(2);
+  EXPECT_DOUBLE_EQ(s.peak("fp32"), d.peak("fp32") / 2);
+  EXPECT_DOUBLE_EQ(s.memoryBandwidth, d.memoryBandwidth / 2);
+  EXPECT_DOUBLE_EQ(s.callOverhead, 1e-5);
+  EXPECT_DOUBLE_EQ(s.speedProbe, 0.02);
+  for (const double bytes : {1e3, 1e6, 1e9}) EXPECT_DOUBLE_EQ(s.secondsPerByte(bytes), 2 * d.secondsPerByte(bytes));
+  EXPECT_DOUBLE_EQ(s.efficiencyAt(1e9), d.efficiencyAt(1e9));  // a pass's efficiency is the same
+}
+
 TEST(ClusterYaml, PathLinkOnAnUnknownLevelNamesIt) {
   const std::string base = clusterYaml(loadCluster("abci"));
   try {

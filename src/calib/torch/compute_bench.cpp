@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "core/median.hpp"
+#include "core/trace.hpp"
 #include "cost/compute.hpp"
+#include "graph/zoo/zoo.hpp"
 #include "train/ir_module.hpp"
 #include "train/torch_runtime.hpp"
 
@@ -63,7 +65,35 @@ std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tens
   return seconds;
 }
 
+constexpr std::int64_t kProbeSamples = 8;
+constexpr int kProbePasses = 7;
+
 }  // namespace
+
+double speedProbeSeconds(const std::function<void()>& beforePass) {
+  const trace::Quiet untraced;
+  train::configureTorchThreads(1, 1);
+  torch::manual_seed(1);
+  const graph::Model model = graph::buildZooModel("small-cnn", {.spatial = {32}});
+  train::IrNet net(model, train::IrNetOptions{.samplesPerCall = kProbeSamples});
+  net->train();
+  const graph::TensorShape& shape = model.inputShape();
+  std::vector<std::int64_t> dims{kProbeSamples, shape.channels};
+  dims.insert(dims.end(), shape.spatial.begin(), shape.spatial.end());
+  const torch::Tensor input = torch::randn(dims);
+  std::vector<double> times;
+  for (int pass = 0; pass < kProbePasses + kWarmUps; ++pass) {
+    for (torch::Tensor& p : net->parameters()) p.mutable_grad().reset();
+    if (beforePass) beforePass();
+    const auto start = Clock::now();
+    const std::vector<torch::Tensor> outputs = net->run(input);
+    // The loss layer's output is the trainer's (it needs the labels): the last defined one.
+    auto last = std::find_if(outputs.rbegin(), outputs.rend(), [](const torch::Tensor& t) { return t.defined(); });
+    last->sum().backward();
+    if (pass >= kWarmUps) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return median(std::move(times));
+}
 
 std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
                                          const std::function<void()>& beforePass) {

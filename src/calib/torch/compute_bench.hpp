@@ -19,4 +19,13 @@ namespace paraxis::calib {
 std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
                                          const std::function<void()>& beforePass = {});
 
+// The speed probe: one fixed training step (kSpeedProbe), forward and backward, on one
+// thread whatever the job runs on (so that figures taken by different jobs compare): the
+// median of 7 passes after 2 warm-ups, in seconds. calibrate records it beside the device it
+// fits and train beside each run (every rank at once, as they train), so that validate can
+// tell a run made while the machine ran slower or faster than at calibration (this shared
+// machine's speed drifts by 20-40 % within an hour) from an error of the model.
+double speedProbeSeconds(const std::function<void()>& beforePass = {});
+inline constexpr const char* kSpeedProbe = "small-cnn at 32x32, 8 samples, forward and backward, 1 thread";
+
 }  // namespace paraxis::calib

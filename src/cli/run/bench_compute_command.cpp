@@ -146,6 +146,7 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
     out << "at half its curve's rate over rows (samples x output positions): " << rows << '\n';
   }
   out << weightTrafficText(fitted) << '\n';
+  out << speedProbeText(fitted) << '\n';
   if (fit.efficiency.empty()) out << "(too few compute-bound calls to fit the curve: kept the cluster's)\n";
 }
 
@@ -175,6 +176,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
           {"peak_flops_per_s", fit.peak},
           {"weight_gradient_traffic",
            {{"per_pass", fitted.weightGradientTraffic.perPass}, {"per_sample", fitted.weightGradientTraffic.perSample}}},
+          {"speed_probe_s", fitted.speedProbe},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},
           {"efficiency", curve(fitted.efficiency)},

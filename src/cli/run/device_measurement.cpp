@@ -25,6 +25,15 @@ ModelSource sourceOf(const std::string& spec) {
 DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
                                 const comm::Communicator& comm, double deadline, std::ostream& progress) {
   DeviceMeasurement m;
+  // Before and after the layers, as train takes it before and after training: the speed of the
+  // machine while the layers were timed (one figure taken after them alone moved 6.2-8.4 ms
+  // over three calibrations minutes apart).
+  const auto probe = [&] {
+    progress << fmt::format("timing the speed probe ({}) ...\n", calib::kSpeedProbe);
+    progress.flush();
+    return calib::speedProbeSeconds([&] { comm::barrier(comm, deadline); });
+  };
+  const double probeBefore = probe();
   std::vector<calib::TimedCall> all;
   for (const std::string& spec : bench.models) {
     const graph::Model model = loadModel(sourceOf(spec));
@@ -38,6 +47,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
       m.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec, std::move(calls));
     }
   }
+  const double probeAfter = probe();
   m.fit = calib::fitDevice(all, peak, base.callOverhead);
   m.fitted = base;
   if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;
@@ -47,6 +57,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
   m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
   if (m.fit.backwardCalls > 0) m.fitted.weightGradientTraffic = m.fit.weightGradientTraffic;
+  m.fitted.speedProbe = meanOverRanks(comm, (probeBefore + probeAfter) / 2, deadline);
   // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
   // cluster's backward curve where none of its backward passes were timed.
   for (int k = 0; k < hw::kKernels; ++k) {
@@ -58,6 +69,15 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   }
   m.fitted.prepare();
   return m;
+}
+
+// Every rank's figure, averaged: each rank ran the probe while the others ran theirs.
+double meanOverRanks(const comm::Communicator& comm, double value, double deadline) {
+  std::vector<double> all(static_cast<std::size_t>(comm.size()));
+  comm::allgather(comm, &value, all.data(), 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
+  double sum = 0;
+  for (const double v : all) sum += v;
+  return sum / static_cast<double>(all.size());
 }
 
 std::string memoryKindsText(const hw::Device& device) {
@@ -78,6 +98,10 @@ std::string halfRateRowsText(const hw::Device& device) {
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
   }
   return text;
+}
+
+std::string speedProbeText(const hw::Device& device) {
+  return fmt::format("speed probe ({}): {:.2f} ms", calib::kSpeedProbe, device.speedProbe * 1e3);
 }
 
 std::string weightTrafficText(const hw::Device& device) {

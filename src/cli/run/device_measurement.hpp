@@ -36,6 +36,9 @@ struct DeviceMeasurement {
 DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
                                 const comm::Communicator& comm, double deadline, std::ostream& progress);
 
+// Collective: every rank's `value`, averaged.
+double meanOverRanks(const comm::Communicator& comm, double value, double deadline);
+
 // "pool2d 13%, 21%  pool3d 3%, 19%  ...": each memory kind's fraction of the bandwidth curve,
 // forward and backward, as bench compute and calibrate --quick print it.
 std::string memoryKindsText(const hw::Device& device);
@@ -43,5 +46,7 @@ std::string memoryKindsText(const hw::Device& device);
 std::string halfRateRowsText(const hw::Device& device);
 // How many times per sample a convolution's weight-gradient pass moves its weights.
 std::string weightTrafficText(const hw::Device& device);
+// The speed probe's time when the device was measured.
+std::string speedProbeText(const hw::Device& device);
 
 }  // namespace paraxis::cli

@@ -268,6 +268,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
   if (const std::string rows = halfRateRowsText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
   out << '\n' << weightTrafficText(d);
+  out << '\n' << speedProbeText(d);
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
@@ -325,7 +326,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
-          {"efficiency", efficiency},
+          {"efficiency", efficiency}, {"speed_probe_s", r.calibrated.device.speedProbe},
           {"wire_conversion_bytes_per_s",
            {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
           {"wrote", written}};

@@ -22,6 +22,7 @@
 #include "cli/plan_inputs.hpp"
 #include "calib/torch/compute_bench.hpp"
 #include "cli/ranges.hpp"
+#include "cli/run/device_measurement.hpp"
 #include "cli/run/run_configuration.hpp"
 #include "comm/collectives.hpp"
 #include "comm/hierarchy.hpp"
@@ -256,8 +257,14 @@ void run(Options& o, const CLI::App& command, Context& context) {
     o.train.stageCluster = o.cluster;
   }
   measureLayerTimes(world.comm, model, context.knobs.getDouble("comm_deadline"), o.train);
-  const nlohmann::json machine = machineJson(world.comm);
+  nlohmann::json machine = machineJson(world.comm);
+  const double deadline = context.knobs.getDouble("comm_deadline");
+  auto probe = [&] { return calib::speedProbeSeconds([&] { comm::barrier(world.comm, deadline); }); };
+  const double probeBefore = probe();
   const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
+  // Before and after: the machine's speed while the run ran, for validate to hold against
+  // the speed its cluster file was measured at.
+  machine["speed_probe_s"] = meanOverRanks(world.comm, (probeBefore + probe()) / 2, deadline);
   if (world.comm.rank() != 0) return;
   const nlohmann::json document = reportJson(report, model, o, o.train, machine);
   if (!o.report.empty()) writeFileAtomically(o.report, jsonText(document), "--report");
