@@ -113,8 +113,9 @@ RunMachine readMachine(const nlohmann::json& m, const std::string& path) {
   double probe = 0;
   if (m.contains("speed_probe_s")) {
     probe = reportNumber(m, "speed_probe_s", "machine.", path);
-    if (!(probe > 0 && probe < 60)) {
-      throw ConfigError(fmt::format("{}: key 'machine.speed_probe_s': expected seconds in (0, 60), found {:g}", path, probe));
+    if (!(probe > 0 && probe <= hw::Device::kMaxSpeedProbe)) {
+      throw ConfigError(fmt::format("{}: key 'machine.speed_probe_s': expected seconds in (0, {:g}], found {:g}", path,
+                                    hw::Device::kMaxSpeedProbe, probe));
     }
   }
   return {.device = text("device"),

@@ -114,6 +114,7 @@ struct Device {
   // Seconds of calib::kSpeedProbe when the device was measured (0: not measured): a run
   // that records its own (train does) ran on a slower or faster machine by their ratio.
   double speedProbe = 0;
+  static constexpr double kMaxSpeedProbe = 60;  // seconds: a figure beyond it is not a probe's
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
   // The same for the backward passes (gradients of data and of weights), by the FLOPs of one

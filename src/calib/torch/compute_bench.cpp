@@ -65,6 +65,14 @@ std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tens
   return seconds;
 }
 
+// `batch` samples of random data shaped as the model's input.
+torch::Tensor randomInput(const graph::Model& model, std::int64_t batch) {
+  const graph::TensorShape& shape = model.inputShape();
+  std::vector<std::int64_t> dims{batch, shape.channels};
+  dims.insert(dims.end(), shape.spatial.begin(), shape.spatial.end());
+  return torch::randn(dims);
+}
+
 constexpr std::int64_t kProbeSamples = 8;
 constexpr int kProbePasses = 7;
 
@@ -77,10 +85,7 @@ double speedProbeSeconds(const std::function<void()>& beforePass) {
   const graph::Model model = graph::buildZooModel("small-cnn", {.spatial = {32}});
   train::IrNet net(model, train::IrNetOptions{.samplesPerCall = kProbeSamples});
   net->train();
-  const graph::TensorShape& shape = model.inputShape();
-  std::vector<std::int64_t> dims{kProbeSamples, shape.channels};
-  dims.insert(dims.end(), shape.spatial.begin(), shape.spatial.end());
-  const torch::Tensor input = torch::randn(dims);
+  const torch::Tensor input = randomInput(model, kProbeSamples);
   std::vector<double> times;
   for (int pass = 0; pass < kProbePasses + kWarmUps; ++pass) {
     for (torch::Tensor& p : net->parameters()) p.mutable_grad().reset();
@@ -101,10 +106,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
   torch::manual_seed(1);
   train::IrNet net(model, train::IrNetOptions{.samplesPerCall = batch});  // the layouts training runs at that batch
   net->train();
-  const graph::TensorShape& shape = model.inputShape();
-  std::vector<std::int64_t> dims{batch, shape.channels};
-  dims.insert(dims.end(), shape.spatial.begin(), shape.spatial.end());
-  const torch::Tensor input = torch::randn(dims);
+  const torch::Tensor input = randomInput(model, batch);
 
   std::vector<Clock::time_point> marks(model.size() + 1);
   net->setBeforeLayer([&](int i) { marks[i] = Clock::now(); });

@@ -6,6 +6,7 @@
 
 #include "calib/torch/compute_bench.hpp"
 #include "cli/model_source.hpp"
+#include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
 
 namespace paraxis::cli {
@@ -71,13 +72,9 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   return m;
 }
 
-// Every rank's figure, averaged: each rank ran the probe while the others ran theirs.
 double meanOverRanks(const comm::Communicator& comm, double value, double deadline) {
-  std::vector<double> all(static_cast<std::size_t>(comm.size()));
-  comm::allgather(comm, &value, all.data(), 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
-  double sum = 0;
-  for (const double v : all) sum += v;
-  return sum / static_cast<double>(all.size());
+  comm::allreduce(comm, &value, &value, 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
+  return value / comm.size();
 }
 
 std::string memoryKindsText(const hw::Device& device) {
