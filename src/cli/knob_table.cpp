@@ -11,7 +11,7 @@ const std::vector<KnobSpec>& knobTable() {
   const GradientComm d;  // the gradient knobs' defaults are GradientComm's own
   static const std::vector<KnobSpec> table{
       {"keep_freed_memory", KnobType::kBool, "true",
-       "keep freed memory in the process instead of returning it to the OS (first-touch "
+       "keep freed memory (heap blocks, large tensor blocks) in the process instead of returning it to the OS (first-touch "
        "memory is slow on VMs)"},
       {"threads", KnobType::kInt, "0",
        "torch intra-op threads per rank; 0 = hardware threads / ranks on the host", 0, 1024},

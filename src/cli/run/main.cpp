@@ -1,5 +1,8 @@
 // paraxis-run: every command, with LibTorch and MPI. `paraxis` hands the commands that need
 // them to this executable (cli/runtime.hpp); it can also be run directly.
+#include <unistd.h>
+
+#include <cstddef>
 #include <string>
 
 #include "cli/entry.hpp"
@@ -8,6 +11,7 @@
 #include "cli/runtime.hpp"
 #include "comm/convert.hpp"
 #include "core/error.hpp"
+#include "train/tensor_block_cache.hpp"
 
 namespace {
 
@@ -15,6 +19,12 @@ class FullRuntime final : public paraxis::cli::Runtime {
  public:
   void configure(const paraxis::Knobs& knobs) const override {
     using namespace paraxis;
+    // Freed tensor blocks stay with the process, as freed heap memory does (entry.cpp): up to
+    // a quarter of the host's memory held free at once.
+    if (knobs.getBool("keep_freed_memory")) {
+      const auto hostBytes = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+      train::installTensorBlockCache(hostBytes / 4);
+    }
     if (const std::string path = knobs.getString("wire_conversion_path"); path != "auto") {
       comm::chooseConvertPath(comm::convertPathNamed(path, "PARAXIS_WIRE_CONVERSION_PATH"));
     }
