@@ -235,6 +235,10 @@ struct Implementation {
   // synchronisation waits for the slowest, on average `skew` of the compute since the previous
   // one for a pair of ranks (more for larger groups). 0: ranks keep in step.
   double skew = 0;
+  // And, whatever the compute between, seconds each blocking synchronisation waits beyond the
+  // link's latency: a rank woken from a wait gets its core back only after whatever else ran
+  // there (ranks and progress threads outnumbering cores). 0: none.
+  double syncWait = 0;
 
   bool isIdentity() const;
   const PathLink* pathLink(CommPath path, const std::string& level) const;

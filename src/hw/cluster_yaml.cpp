@@ -125,13 +125,14 @@ PathLink readPathLink(const YamlValue& v) {
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew"};
+  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
   i.source = v.text("source", "");
   for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
   i.skew = v.number("skew", 0.0);
+  i.syncWait = v.number("sync_wait", 0.0);
   if (auto overlap = v.find("overlap")) {
     overlap->requireKeys({"hidden", "slowdown", "chunked"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
@@ -195,6 +196,7 @@ std::string implementationSection(const Implementation& implementation) {
                            o.chunked ? fmt::format(", chunked: {:.4g}", *o.chunked) : "");
   }
   if (implementation.skew != 0) section += fmt::format("  skew: {:.4g}\n", implementation.skew);
+  if (implementation.syncWait != 0) section += fmt::format("  sync_wait: {:.4g}\n", implementation.syncWait);
   if (!implementation.wireConversion.isIdentity()) {
     section += fmt::format("  wire_conversion: {{f16: {:.4g}, bf16: {:.4g}}}\n", implementation.wireConversion.f16,
                            implementation.wireConversion.bf16);

@@ -248,26 +248,29 @@ class Evaluator {
   // layer's halo exchange or collectives) waits for the slowest, `skew` of the compute since
   // the previous one, forward through the loss and back. The compute after the last one waits
   // at the gradient reduction (a data-parallel step's whole compute), or without one at the
-  // next step's first synchronisation. A pipeline's or placement's stages wait on each other
-  // anyway (their bubble).
+  // next step's first synchronisation. Each of them also waits `syncWait`, whatever the compute
+  // before it. A pipeline's or placement's stages wait on each other anyway (their bubble).
   void skewWaits() {
-    const double skew = cluster_.implementation.skew * skewGrowth(grid_.total());
+    const double growth = skewGrowth(grid_.total());
+    const double skew = cluster_.implementation.skew * growth;
+    const double syncWait = cluster_.implementation.syncWait * growth;
     skewTail_ = 0;
-    if (skew <= 0) return;
+    if (skew <= 0 && syncWait <= 0) return;
     int first = -1;
     auto pass = [&](int i, double compute) {
       skewTail_ += compute;
       if (a_.communication[i] <= 0) return;
-      waitAt(i, skew * skewTail_);
+      waitAt(i, syncWait + skew * skewTail_);
       if (first < 0) first = i;
       skewTail_ = 0;
     };
     for (int i = 0; i < model_.size(); ++i) pass(i, a_.forward[i]);
     for (int i = model_.size() - 1; i >= 0; --i) pass(i, a_.backward[i]);
-    skewTail_ *= skew;
     if (static_cast<std::int64_t>(grid_.data) * grid_.spatial() == 1 && first >= 0) {
-      waitAt(first, skewTail_);  // no gradient reduction: the next step's first synchronisation waits
+      waitAt(first, skew * skewTail_);  // no gradient reduction: the next step's first synchronisation waits
       skewTail_ = 0;
+    } else {
+      skewTail_ = syncWait + skew * skewTail_;  // the gradient reduction's wait
     }
   }
 

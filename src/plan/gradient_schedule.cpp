@@ -37,15 +37,17 @@ namespace {
 
 // When `work` seconds of reduction (at full speed) started at `start` finish, if it progresses
 // at `hidden` of its speed until backward ends at `end` and at full speed after; adds the time
-// it spent in flight during backward to `busy`.
-double finishBeside(double start, double work, double end, double hidden, double& busy) {
+// it spent in flight during backward to `busy` and the work it did there to `done`.
+double finishBeside(double start, double work, double end, double hidden, double& busy, double& done) {
   if (start >= end || work <= 0) return start + work;
   const double window = end - start;
   if (hidden * window >= work) {
     busy += work / hidden;
+    done += work;
     return start + work / hidden;
   }
   busy += window;
+  done += hidden * window;
   return end + work - hidden * window;
 }
 
@@ -66,6 +68,7 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       s.negotiation == Negotiation::kNone ? 0.0 : std::max(negotiationSeconds, s.cycleSeconds);
   double networkFree = 0;
   double busy = 0;  // reductions in flight while backward computes
+  double done = 0;  // their work done beside it (seconds at full speed)
   // lenet data=4 on 2 netns hosts x 2 ranks: a 1 MiB chunk started 8 ms after its gradient was
   // ready and moved at about half speed, where one 30 MiB call beside the same compute moved at
   // 61-84 %.
@@ -85,10 +88,16 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     r.total += seconds + perGroupLatency;
     r.negotiation += perGroupLatency;
     const double start = (s.overlap ? std::max(ready, networkFree) : std::max(backwardSeconds, networkFree));
-    networkFree = finishBeside(start, perGroupLatency + seconds, backwardSeconds, besideBackward, busy);
+    networkFree = finishBeside(start, perGroupLatency + seconds, backwardSeconds, besideBackward, busy, done);
     groupSeconds.push_back(perGroupLatency + seconds);
   }
-  r.computeStretch = (overlap.slowdown - 1) * busy;
+  // Compute slows by the cores and memory the reductions' work takes: `slowdown` was measured
+  // beside one call progressing at `hidden`, so per second of work done beside it compute loses
+  // (slowdown - 1) / hidden. Engine chunks waiting on each other's threads (the chunked rate)
+  // do little work and take little: cosmoflow 64^3 on 2 ranks here, 12.5 MiB in flight all
+  // of its 140-260 ms backward, computed 0-12 ms longer than unsplit, where charging the time
+  // in flight gave 42-78 ms (2-rank matrix, 2026-12-04).
+  r.computeStretch = overlap.hidden > 0 ? (overlap.slowdown - 1) * done / overlap.hidden : (overlap.slowdown - 1) * busy;
   r.exposed = std::max(0.0, networkFree - backwardSeconds);
   if (s.order == ReduceOrder::kForwardPriority && r.exposed > 0) {
     // The work left at the end of backward belongs to the groups that became ready last

@@ -29,7 +29,7 @@ struct GradientResult {
   double total = 0;        // sum of the groups' reductions (and negotiation)
   double exposed = 0;      // past the end of backward
   double negotiation = 0;
-  double computeStretch = 0;  // how much longer backward ran while reductions were in flight
+  double computeStretch = 0;  // how much longer backward ran for the reductions' work beside it
   double forwardStretch = 0;  // how much longer the next forward ran beside the tail (forward priority)
   int groups = 0;
 };
@@ -45,7 +45,8 @@ struct ScheduleScratch {
 // `reduce(bytes)` costs one group's allreduce as sent on the wire (fp16 and sparsity applied
 // by the caller); `negotiationSeconds` one negotiation round. `overlap`: while compute runs
 // (backward, then the next forward), a reduction progresses at a share of its speed
-// (progressBesideBackward, then `hidden`) and stretches the compute by `slowdown`.
+// (progressBesideBackward, then `hidden`) and stretches the compute by (slowdown - 1) / hidden
+// per second of the reduction's work done beside it (`slowdown` as measured beside one call).
 GradientResult scheduleGradients(const std::vector<GradientSource>& sources, double backwardSeconds,
                                  const GradientComm& settings, const std::function<double(double)>& reduce,
                                  double negotiationSeconds, const hw::Overlap& overlap, ScheduleScratch& scratch);

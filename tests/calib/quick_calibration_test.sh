@@ -46,6 +46,9 @@ elif not 0.5 < o.get("slowdown", 0) / max(1.0, beside / alone) < 2:
 if d["ranks"] != 2: problems.append(f"ranks {d['ranks']}")
 k = d["skew"] or {}
 if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get("compute_s", 0)): problems.append(f"skew {k}")
+# The long spans compute 4x the short ones; the fixed wait and the slope reproduce the short wait.
+elif not 2 < k.get("long_compute_s", 0) / max(k.get("short_compute_s", 0), 1e-12) < 8: problems.append(f"skew spans {k}")
+elif not 0 <= k.get("sync_wait_s", -1) <= max(k.get("layer_wait_s", -1), 0): problems.append(f"sync wait {k}")
 print("; ".join(problems) or "ok")
 PY
 )

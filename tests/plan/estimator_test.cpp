@@ -108,6 +108,24 @@ TEST_F(ThreeLayers, SkewIsWaitedForAtEverySynchronisation) {
   EXPECT_EQ(splitSkewed.time.gradientExposed, 0);
 }
 
+// A fixed wait per synchronisation, whatever the compute before it: once at a data-parallel
+// step's reduction; at a filter split's layer with collectives (the fc's allreduce of its
+// partial output) once on the way forward and once back, as the skew's waits.
+TEST_F(ThreeLayers, SyncWaitIsWaitedOnceAtEachSynchronisation) {
+  Strategy s{"data", Grid{.data = 2}, 8};
+  s.comm.overlap = false;
+  const Estimate even = estimate(in, s);
+  cluster.implementation.syncWait = 1e-3;
+  EXPECT_NEAR(estimate(in, s).time.gradientExposed - even.time.gradientExposed, 1e-3, 1e-15);
+  const Strategy filter{"filter", Grid{.filter = 2}, 4};
+  cluster.implementation.syncWait = 0;
+  const Estimate split = estimate(in, filter);
+  cluster.implementation.syncWait = 1e-3;
+  const Estimate waited = estimate(in, filter);
+  EXPECT_NEAR(waited.time.layerCollectives - split.time.layerCollectives, 2 * 1e-3, 1e-12);
+  EXPECT_EQ(waited.time.gradientExposed, 0);
+}
+
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);

@@ -83,6 +83,21 @@ TEST(GradientSchedule, UnderForwardPriorityBackwardHidesAtTheChunkedRate) {
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 1, .slowdown = 1}).exposed, 0);
 }
 
+TEST(GradientSchedule, ComputeSlowsByTheWorkDoneBesideItNotTheTimeInFlight) {
+  // One group ready at 0 s taking 1 s, backward ending at 2 s. One call beside compute moves at
+  // half speed and slows it 1.5x: 0.5 s of compute lost per 0.5 s of work, so 1 s per second.
+  const std::vector<GradientSource> sources{{0, 100}};
+  GradientComm s;
+  auto reduce = [](double) { return 1.0; };
+  // The engine's chunks at a quarter: in flight all 2 s, 0.5 s of work done, 0.5 s lost.
+  EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5, .chunked = 0.25})
+                       .computeStretch,
+                   0.5);
+  // Chunks that cannot move beside compute take nothing from it.
+  EXPECT_DOUBLE_EQ(
+      scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5, .chunked = 0}).computeStretch, 0);
+}
+
 TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
   // Backward order: the last layer (ready at 1 s, 1.5 s to reduce, reached 0.5 s into the
   // next forward), then the first (ready at 2 s, 1 s, reached at once); backward ends at 2 s.

@@ -29,9 +29,9 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 // A training step's worth of convolution: forward and backward of a 3x3, 64-channel layer.
 class ComputeLoop {
  public:
-  explicit ComputeLoop(int repeats = 4)
+  explicit ComputeLoop(int repeats = 4, int samples = 8)
       : repeats_(repeats),
-        input_(torch::randn({8, 64, 32, 32}).requires_grad_(true)),
+        input_(torch::randn({samples, 64, 32, 32}).requires_grad_(true)),
         weight_(torch::randn({64, 64, 3, 3}).requires_grad_(true)) {}
   void operator()() {
     for (int i = 0; i < repeats_; ++i) torch::conv2d(input_, weight_, {}, 1, 1).sum().backward();
@@ -202,28 +202,51 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   // its own times (the wait is what one rank loses to the others). The waits are rare long
   // stalls among short ones: with 6 spans of each length, calibrations minutes apart read
   // 1.1-19.8 % on 2 ranks here, so 24 of each (~3 s more).
-  constexpr int kSpans = 24;
-  double computed = 0, waited = 0;
-  int spans = 0;
-  for (const int repeats : {1, 4}) {
-    ComputeLoop compute(repeats);
+  // The drift shows over the long spans; what a synchronisation waits whatever the compute
+  // before it, over many layer-sized ones (~1.4 ms, as between a step's halo exchanges): on
+  // two points 11 and 45 ms apart the line's intercept read 0, 0.1 and 1.1 ms minutes apart.
+  struct Spans {
+    int repeats, samples, count;
+  };
+  constexpr Spans kLengths[3] = {{1, 1, 240}, {1, 8, 24}, {4, 8, 24}};
+  double sums[6] = {};  // compute and wait per length
+  for (int length = 0; length < 3; ++length) {
+    const Spans& l = kLengths[length];
+    ComputeLoop compute(l.repeats, l.samples);
     compute();  // warm-up
-    for (int t = 0; t < kSpans; ++t, ++spans) {
-      comm::barrier(comm, deadline);
+    // The layer-sized spans run back to back, as a step's layers do: a rank that waited and
+    // gets its core back late makes the others wait at the next synchronisation (a barrier
+    // before each span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms
+    // in training). The longer spans each start from a barrier, to see the drift alone.
+    const bool chained = length == 0;
+    if (chained) comm::barrier(comm, deadline);
+    const auto chainStart = Clock::now();
+    double computed = 0;
+    for (int t = 0; t < l.count; ++t) {
+      if (!chained) comm::barrier(comm, deadline);
       const auto start = Clock::now();
       compute();
       const double done = since(start);
       synchronise();
       computed += done;
-      waited += since(start) - done;
+      if (!chained) sums[2 * length + 1] += (since(start) - done) / l.count;
     }
+    sums[2 * length] += computed / l.count;
+    if (chained) sums[2 * length + 1] += (since(chainStart) - computed) / l.count;
   }
-  double sums[2] = {computed, waited};
-  comm::allreduce(comm, sums, sums, 2, comm::DataType::kF64, options);
-  const double samples = static_cast<double>(spans) * comm.size();
-  m.compute = sums[0] / samples;
-  m.wait = sums[1] / samples;
-  m.skew = std::clamp((m.wait - m.latency) / m.compute, 0.0, 1.0);
+  comm::allreduce(comm, sums, sums, 6, comm::DataType::kF64, options);
+  for (double& sum : sums) sum /= comm.size();
+  m.layerCompute = sums[0];
+  m.layerWait = sums[1];
+  m.shortCompute = sums[2];
+  m.shortWait = sums[3];
+  m.longCompute = sums[4];
+  m.longWait = sums[5];
+  m.compute = (m.shortCompute + m.longCompute) / 2;
+  m.wait = (m.shortWait + m.longWait) / 2;
+  const double span = m.longCompute - m.shortCompute;
+  m.skew = span > 0 ? std::clamp((m.longWait - m.shortWait) / span, 0.0, 1.0) : 0.0;
+  m.syncWait = std::clamp(m.layerWait - m.latency - m.skew * m.layerCompute, 0.0, 1.0);
   return m;
 }
 

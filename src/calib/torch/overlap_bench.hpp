@@ -33,7 +33,13 @@ struct SkewMeasurement {
   double compute = 0;  // seconds computed per trial, mean over ranks and trials
   double latency = 0;  // the allreduce right after a barrier: no one to wait for
   double wait = 0;     // the allreduce after the compute, mean over ranks and trials
-  double skew = 0;     // (wait - latency) / compute: hw::Implementation::skew
+  // The same over the short spans and over the long ones (4x the compute), and over many
+  // layer-sized ones (~1 ms).
+  double shortCompute = 0, shortWait = 0, longCompute = 0, longWait = 0, layerCompute = 0, layerWait = 0;
+  // The slope of the wait between the short and the long spans (hw::Implementation::skew), and
+  // the layer-sized spans' wait less the latency and that slope's share (::syncWait); both >= 0.
+  double skew = 0;
+  double syncWait = 0;
 };
 
 // Collective over `comm` (of two ranks or more); every rank returns the same figures.

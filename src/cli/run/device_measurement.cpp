@@ -73,7 +73,9 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
 }
 
 double meanOverRanks(const comm::Communicator& comm, double value, double deadline) {
-  comm::allreduce(comm, &value, &value, 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
+  comm::AllreduceOptions options;
+  options.deadlineSeconds = deadline;
+  comm::allreduce(comm, &value, &value, 1, comm::DataType::kF64, options);
   return value / comm.size();
 }
 

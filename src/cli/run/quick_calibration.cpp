@@ -214,6 +214,7 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
     progress.flush();
     r.skew = calib::measureSkew(world, deadline);
     r.calibrated.implementation.skew = r.skew->skew;
+    r.calibrated.implementation.syncWait = r.skew->syncWait;
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.calibrated.implementation.source =
@@ -287,10 +288,13 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   }
   if (r.skew) {
     const calib::SkewMeasurement& k = *r.skew;
-    out << fmt::format("skew: after {} of the same compute a blocking allreduce took {} ({} right after a barrier): "
-                       "ranks drift apart by {:.1f}% of what they compute\n",
-                       units::formatSeconds(k.compute), units::formatSeconds(k.wait), units::formatSeconds(k.latency),
-                       k.skew * 100);
+    out << fmt::format("skew: after {} / {} / {} of the same compute a blocking allreduce took {} / {} / {} ({} right "
+                       "after a barrier): each synchronisation waits {} more, and ranks drift apart by {:.1f}% of "
+                       "what they compute\n",
+                       units::formatSeconds(k.layerCompute), units::formatSeconds(k.shortCompute),
+                       units::formatSeconds(k.longCompute), units::formatSeconds(k.layerWait),
+                       units::formatSeconds(k.shortWait), units::formatSeconds(k.longWait),
+                       units::formatSeconds(k.latency), units::formatSeconds(k.syncWait), k.skew * 100);
   }
   out << fmt::format("measured in {:.0f} s\n", r.seconds);
 }
@@ -322,7 +326,18 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
   }
   nlohmann::json skew = nullptr;
   if (r.skew) {
-    skew = {{"skew", r.skew->skew}, {"compute_s", r.skew->compute}, {"wait_s", r.skew->wait}, {"latency_s", r.skew->latency}};
+    const calib::SkewMeasurement& k = *r.skew;
+    skew = {{"skew", k.skew},
+            {"sync_wait_s", k.syncWait},
+            {"compute_s", k.compute},
+            {"wait_s", k.wait},
+            {"latency_s", k.latency},
+            {"short_compute_s", k.shortCompute},
+            {"short_wait_s", k.shortWait},
+            {"long_compute_s", k.longCompute},
+            {"long_wait_s", k.longWait},
+            {"layer_compute_s", k.layerCompute},
+            {"layer_wait_s", k.layerWait}};
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
