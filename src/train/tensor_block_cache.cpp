@@ -17,7 +17,7 @@ class TensorBlockCache final : public c10::Allocator {
   explicit TensorBlockCache(std::size_t cacheBytes) : limit_(cacheBytes) {}
 
   c10::DataPtr allocate(std::size_t bytes) const override {
-    void* block = bytes < kCachedBlockBytes ? c10::alloc_cpu(bytes) : self().take(bytes);
+    void* block = bytes < kCachedBlockBytes ? c10::alloc_cpu(bytes) : take(bytes);
     if (block != nullptr) c10::profiledCPUMemoryReporter().New(block, bytes);
     return {block, block, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -32,10 +32,7 @@ class TensorBlockCache final : public c10::Allocator {
   static TensorBlockCache* instance;
 
  private:
-  // allocate() is const in c10's interface; the cache is the allocator's own state.
-  TensorBlockCache& self() const { return const_cast<TensorBlockCache&>(*this); }
-
-  void* take(std::size_t bytes) {
+  void* take(std::size_t bytes) const {
     const std::size_t size = tensorBlockClass(bytes);
     {
       const std::lock_guard lock(mutex_);
@@ -72,11 +69,12 @@ class TensorBlockCache final : public c10::Allocator {
     return true;
   }
 
+  // allocate() is const in c10's interface; the cache is the allocator's own state.
   const std::size_t limit_;
-  std::mutex mutex_;
-  std::unordered_map<void*, std::size_t> sizes_;                // every cached-class block, by address
-  std::unordered_map<std::size_t, std::vector<void*>> free_;    // held blocks by size class
-  std::size_t held_ = 0;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<void*, std::size_t> sizes_;              // every cached-class block, by address
+  mutable std::unordered_map<std::size_t, std::vector<void*>> free_;  // held blocks by size class
+  mutable std::size_t held_ = 0;
 };
 
 TensorBlockCache* TensorBlockCache::instance = nullptr;

@@ -205,35 +205,31 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   // The drift shows over the long spans; what a synchronisation waits whatever the compute
   // before it, over many layer-sized ones (~1.4 ms, as between a step's halo exchanges): on
   // two points 11 and 45 ms apart the line's intercept read 0, 0.1 and 1.1 ms minutes apart.
-  struct Spans {
-    int repeats, samples, count;
-  };
-  constexpr Spans kLengths[3] = {{1, 1, 240}, {1, 8, 24}, {4, 8, 24}};
-  double sums[6] = {};  // compute and wait per length
-  for (int length = 0; length < 3; ++length) {
-    const Spans& l = kLengths[length];
-    ComputeLoop compute(l.repeats, l.samples);
+  // The layer-sized spans run back to back, as a step's layers do: a rank that waited and gets
+  // its core back late makes the others wait at the next synchronisation (a barrier before each
+  // span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms in training).
+  // The longer spans each start from a barrier, to see the drift alone. Per span: the mean
+  // compute, and the mean wait (the time that was not this rank's compute).
+  double sums[6] = {};  // compute and wait: layer-sized, short, long
+  auto spans = [&](int repeats, int samples, int count, bool chained, double* out) {
+    ComputeLoop compute(repeats, samples);
     compute();  // warm-up
-    // The layer-sized spans run back to back, as a step's layers do: a rank that waited and
-    // gets its core back late makes the others wait at the next synchronisation (a barrier
-    // before each span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms
-    // in training). The longer spans each start from a barrier, to see the drift alone.
-    const bool chained = length == 0;
+    double computed = 0, elapsed = 0;
     if (chained) comm::barrier(comm, deadline);
-    const auto chainStart = Clock::now();
-    double computed = 0;
-    for (int t = 0; t < l.count; ++t) {
+    for (int t = 0; t < count; ++t) {
       if (!chained) comm::barrier(comm, deadline);
       const auto start = Clock::now();
       compute();
-      const double done = since(start);
+      computed += since(start);
       synchronise();
-      computed += done;
-      if (!chained) sums[2 * length + 1] += (since(start) - done) / l.count;
+      elapsed += since(start);
     }
-    sums[2 * length] += computed / l.count;
-    if (chained) sums[2 * length + 1] += (since(chainStart) - computed) / l.count;
-  }
+    out[0] = computed / count;
+    out[1] = (elapsed - computed) / count;
+  };
+  spans(1, 1, 240, true, sums);
+  spans(1, 8, 24, false, sums + 2);
+  spans(4, 8, 24, false, sums + 4);
   comm::allreduce(comm, sums, sums, 6, comm::DataType::kF64, options);
   for (double& sum : sums) sum /= comm.size();
   m.layerCompute = sums[0];
