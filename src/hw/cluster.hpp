@@ -239,6 +239,10 @@ struct Implementation {
   // link's latency: a rank woken from a wait gets its core back only after whatever else ran
   // there (ranks and progress threads outnumbering cores). 0: none.
   double syncWait = 0;
+  // The same while the gradient engine's reductions are in flight beside the compute (a
+  // replicated step overlapping them): the waiting rank's core goes to the engine's thread, and
+  // the rank gets it back only after that thread's time slice. 0: as `syncWait`.
+  double syncWaitBeside = 0;
 
   bool isIdentity() const;
   const PathLink* pathLink(CommPath path, const std::string& level) const;

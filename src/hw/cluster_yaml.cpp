@@ -125,7 +125,7 @@ PathLink readPathLink(const YamlValue& v) {
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait"};
+  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait", "sync_wait_beside"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
@@ -133,6 +133,7 @@ Implementation readImplementation(const YamlValue& v) {
   for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
   i.skew = v.number("skew", 0.0);
   i.syncWait = v.number("sync_wait", 0.0);
+  i.syncWaitBeside = v.number("sync_wait_beside", 0.0);
   if (auto overlap = v.find("overlap")) {
     overlap->requireKeys({"hidden", "slowdown", "chunked"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
@@ -197,6 +198,9 @@ std::string implementationSection(const Implementation& implementation) {
   }
   if (implementation.skew != 0) section += fmt::format("  skew: {:.4g}\n", implementation.skew);
   if (implementation.syncWait != 0) section += fmt::format("  sync_wait: {:.4g}\n", implementation.syncWait);
+  if (implementation.syncWaitBeside != 0) {
+    section += fmt::format("  sync_wait_beside: {:.4g}\n", implementation.syncWaitBeside);
+  }
   if (!implementation.wireConversion.isIdentity()) {
     section += fmt::format("  wire_conversion: {{f16: {:.4g}, bf16: {:.4g}}}\n", implementation.wireConversion.f16,
                            implementation.wireConversion.bf16);

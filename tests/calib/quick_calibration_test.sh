@@ -22,8 +22,8 @@ fi
 # noise) and within a factor of 3 at 16 MiB (past the caches: measured 1.2-1.5x the line on
 # this VM, 2.1x on a CI machine; LinkFit.RecoversThePathsFiguresPerLevel holds the fitter
 # itself to a line); the overlap in range; under 2 minutes.
-verdict=$(python3 - "$work/quick.json" <<'PY'
-import json, sys
+verdict=$(python3 - "$work/quick.json" "$quick" <<'PY'
+import json, re, sys
 d = json.load(open(sys.argv[1]))
 paths = {p["path"]: p for p in d["paths"]}
 problems = [f"no {k}" for k in ("point_to_point", "collectives", "gradient_allreduce") if k not in paths]
@@ -49,6 +49,14 @@ if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get(
 # The long spans compute 4x the short ones; the fixed wait and the slope reproduce the short wait.
 elif not 2 < k.get("long_compute_s", 0) / max(k.get("short_compute_s", 0), 1e-12) < 8: problems.append(f"skew spans {k}")
 elif not 0 <= k.get("sync_wait_s", -1) <= max(k.get("layer_wait_s", -1), 0): problems.append(f"sync wait {k}")
+# Beside the engine's calls: the same layer-sized spans (within 2x of the quiet ones' compute),
+# a wait no longer than theirs, and that is what the cluster file carries.
+elif not 0.5 < k.get("beside_compute_s", 0) / max(k.get("layer_compute_s", 0), 1e-12) < 2: problems.append(f"beside spans {k}")
+elif not 0 <= k.get("sync_wait_beside_s", -1) <= max(k.get("beside_wait_s", -1), 0): problems.append(f"sync wait beside {k}")
+else:
+    written = re.search(r"^  sync_wait_beside: (\S+)$", open(sys.argv[2]).read(), re.M)
+    if abs((float(written.group(1)) if written else 0) - k["sync_wait_beside_s"]) > 1e-3 * k["sync_wait_beside_s"] + 1e-9:
+        problems.append(f"sync_wait_beside written as {written and written.group(1)}, measured {k['sync_wait_beside_s']}")
 print("; ".join(problems) or "ok")
 PY
 )

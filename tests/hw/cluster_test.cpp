@@ -67,6 +67,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
       c.implementation.skew = 0.0625;
       c.implementation.syncWait = 2.5e-4;
+      c.implementation.syncWaitBeside = 1.5e-4;
       c.device.weightGradientTraffic = {3, 1.5};
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0] = 0.03125;
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kNormalization)][1] = 0.5;
@@ -111,6 +112,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.implementation.wireConversion.bf16, c.implementation.wireConversion.bf16);
     EXPECT_EQ(back.implementation.skew, c.implementation.skew);
     EXPECT_EQ(back.implementation.syncWait, c.implementation.syncWait);
+    EXPECT_EQ(back.implementation.syncWaitBeside, c.implementation.syncWaitBeside);
     for (int k = 0; k < kMemoryKinds; ++k) {
       EXPECT_EQ(back.device.memoryEfficiency[k][0], c.device.memoryEfficiency[k][0]) << kMemoryKindKeys[k];
       EXPECT_EQ(back.device.memoryEfficiency[k][1], c.device.memoryEfficiency[k][1]) << kMemoryKindKeys[k];
@@ -184,6 +186,8 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   refused(base + "implementation:\n  skew: 1.5\n", "odd.yaml: implementation.skew: expected a value in [0, 1], found 1.5");
   refused(base + "implementation:\n  sync_wait: -0.001\n",
           "odd.yaml: implementation.sync_wait: expected a value in [0, 1], found -0.001");
+  refused(base + "implementation:\n  sync_wait_beside: 2\n",
+          "odd.yaml: implementation.sync_wait_beside: expected a value in [0, 1], found 2");
   refused(base + "implementation:\n  overlap: {hidden: 0.5, slowdown: 1.2, chunked: 2}\n",
           "odd.yaml: implementation.overlap.chunked: expected a value in [0, 1], found 2");
   // Without `chunked` (a file from before it was measured) the engine's chunks hide as `hidden`.

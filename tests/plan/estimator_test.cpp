@@ -126,6 +126,34 @@ TEST_F(ThreeLayers, SyncWaitIsWaitedOnceAtEachSynchronisation) {
   EXPECT_EQ(waited.time.gradientExposed, 0);
 }
 
+// The wait beside the gradient engine's reductions replaces the quiet one where they are in
+// flight: at a data-parallel step's reduction when it overlaps backward, and under forward
+// priority once more per group the next forward awaits; never at a filter split's collectives
+// (nothing replicated, no reduction) nor without overlap.
+TEST_F(ThreeLayers, SyncWaitBesideIsWaitedWhereTheEngineReducesBeside) {
+  Strategy s{"data", Grid{.data = 2}, 8};
+  s.comm.order = ReduceOrder::kFifo;
+  const Estimate quiet = estimate(in, s);
+  cluster.implementation.syncWaitBeside = 1e-3;
+  EXPECT_NEAR(estimate(in, s).time.gradientExposed - quiet.time.gradientExposed, 1e-3, 1e-15);
+  s.comm.order = ReduceOrder::kForwardPriority;
+  cluster.implementation.syncWaitBeside = 0;
+  const Estimate priority = estimate(in, s);
+  cluster.implementation.syncWaitBeside = 1e-3;
+  // The reduction's wait and the one group (21.7 KB of gradients, under the first bucket's 1 MiB).
+  EXPECT_NEAR(estimate(in, s).time.gradientExposed - priority.time.gradientExposed, 2e-3, 1e-15);
+  s.comm.overlap = false;  // reduced after backward: nothing beside, the quiet wait (0)
+  cluster.implementation.syncWaitBeside = 0;
+  const Estimate after = estimate(in, s);
+  cluster.implementation.syncWaitBeside = 1e-3;
+  EXPECT_DOUBLE_EQ(estimate(in, s).time.gradientExposed, after.time.gradientExposed);
+  const Strategy filter{"filter", Grid{.filter = 2}, 4};
+  cluster.implementation.syncWaitBeside = 0;
+  const Estimate split = estimate(in, filter);
+  cluster.implementation.syncWaitBeside = 1e-3;
+  EXPECT_DOUBLE_EQ(estimate(in, filter).time.layerCollectives, split.time.layerCollectives);
+}
+
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);

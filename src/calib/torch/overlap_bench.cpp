@@ -1,6 +1,7 @@
 #include "calib/torch/overlap_bench.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -60,6 +61,46 @@ class ChunkedCalls {
   const comm::Communicator& comm_;
   float* data_;
   comm::AllreduceOptions options_;
+};
+
+// The engine's calls (readiness agreement, one chunk) back to back on a duplicate of `comm`
+// from a thread of its own, until stop(): each round first agrees that every rank still runs,
+// so all stop after the same call.
+class BackgroundChunks {
+ public:
+  BackgroundChunks(const comm::Communicator& comm, double deadline)
+      : comm_(comm.duplicate()), data_(static_cast<std::size_t>(GradientComm{}.chunkBytes / sizeof(float)), 1.0F) {
+    options_.deadlineSeconds = deadline;
+    options_.prescale = 1.0F / static_cast<float>(comm_.size());
+    thread_ = std::thread([this] {
+      try {
+        while (comm::agreeOnFlags(comm_, {static_cast<std::uint8_t>(running_.load() ? 1 : 0)})[0] != 0) {
+          comm::iallreduce(comm_, data_.data(), data_.data(), data_.size(), comm::DataType::kF32, options_).wait();
+        }
+      } catch (...) {
+        failed_ = std::current_exception();
+      }
+    });
+  }
+  ~BackgroundChunks() {
+    running_ = false;
+    if (thread_.joinable()) thread_.join();
+  }
+  BackgroundChunks(const BackgroundChunks&) = delete;
+  BackgroundChunks& operator=(const BackgroundChunks&) = delete;
+  void stop() {
+    running_ = false;
+    thread_.join();
+    if (failed_) std::rethrow_exception(failed_);
+  }
+
+ private:
+  comm::Communicator comm_;
+  std::vector<float> data_;
+  comm::AllreduceOptions options_;
+  std::atomic<bool> running_ = true;
+  std::exception_ptr failed_;
+  std::thread thread_;
 };
 
 // Joined when it goes out of scope too (a compute that throws must not leave it running).
@@ -210,7 +251,7 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   // span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms in training).
   // The longer spans each start from a barrier, to see the drift alone. Per span: the mean
   // compute, and the mean wait (the time that was not this rank's compute).
-  double sums[6] = {};  // compute and wait: layer-sized, short, long
+  double sums[8] = {};  // compute and wait: layer-sized, short, long, layer-sized beside reductions
   auto spans = [&](int repeats, int samples, int count, bool chained, double* out) {
     ComputeLoop compute(repeats, samples);
     compute();  // warm-up
@@ -230,7 +271,16 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   spans(1, 1, 240, true, sums);
   spans(1, 8, 24, false, sums + 2);
   spans(4, 8, 24, false, sums + 4);
-  comm::allreduce(comm, sums, sums, 6, comm::DataType::kF64, options);
+  // The layer-sized spans again with the gradient engine's calls in flight on a thread of its
+  // own, as a replicated step's synchronisations meet them (forward priority reduces from
+  // backward into the next forward): the waiting rank gives its core away and gets it back
+  // only after that thread's time slice.
+  {
+    BackgroundChunks background(comm, deadline);
+    spans(1, 1, 240, true, sums + 6);
+    background.stop();
+  }
+  comm::allreduce(comm, sums, sums, 8, comm::DataType::kF64, options);
   for (double& sum : sums) sum /= comm.size();
   m.layerCompute = sums[0];
   m.layerWait = sums[1];
@@ -243,6 +293,9 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   const double span = m.longCompute - m.shortCompute;
   m.skew = span > 0 ? std::clamp((m.longWait - m.shortWait) / span, 0.0, 1.0) : 0.0;
   m.syncWait = std::clamp(m.layerWait - m.latency - m.skew * m.layerCompute, 0.0, 1.0);
+  m.besideCompute = sums[6];
+  m.besideWait = sums[7];
+  m.syncWaitBeside = std::clamp(m.besideWait - m.latency - m.skew * m.besideCompute, 0.0, 1.0);
   return m;
 }
 

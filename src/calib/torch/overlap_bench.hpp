@@ -40,6 +40,10 @@ struct SkewMeasurement {
   // the layer-sized spans' wait less the latency and that slope's share (::syncWait); both >= 0.
   double skew = 0;
   double syncWait = 0;
+  // The layer-sized spans with the gradient engine's calls in flight beside them (compute and
+  // wait per span), and what each synchronisation waits there (::syncWaitBeside).
+  double besideCompute = 0, besideWait = 0;
+  double syncWaitBeside = 0;
 };
 
 // Collective over `comm` (of two ranks or more); every rank returns the same figures.
