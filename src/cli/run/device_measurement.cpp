@@ -8,6 +8,7 @@
 #include "cli/model_source.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
+#include "core/median.hpp"
 
 namespace paraxis::cli {
 namespace {
@@ -19,6 +20,38 @@ ModelSource sourceOf(const std::string& spec) {
   s.model = spec.substr(0, at);
   if (at != std::string::npos) s.input = spec.substr(at + 1);
   return s;
+}
+
+// One pass's calls with each time the median over the rounds (every round times the same calls
+// in the same order).
+std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<calib::TimedCall>>& rounds) {
+  std::vector<calib::TimedCall> calls = rounds.front();
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    std::vector<double> forward, backward;
+    for (const auto& round : rounds) {
+      forward.push_back(round.at(c).seconds);
+      backward.push_back(round.at(c).backwardSeconds);
+    }
+    calls[c].seconds = median(forward);
+    calls[c].backwardSeconds = median(backward);
+  }
+  return calls;
+}
+
+// Every rank timed the same calls at once: each time the mean over the ranks, so that the fit
+// (each rank's the same) rests on all of them.
+std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, std::vector<calib::TimedCall> calls,
+                                               double deadline) {
+  std::vector<double> seconds;
+  for (const calib::TimedCall& c : calls) seconds.insert(seconds.end(), {c.seconds, c.backwardSeconds});
+  comm::AllreduceOptions options;
+  options.deadlineSeconds = deadline;
+  comm::allreduce(comm, seconds.data(), seconds.data(), seconds.size(), comm::DataType::kF64, options);
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    calls[c].seconds = seconds[2 * c] / comm.size();
+    calls[c].backwardSeconds = seconds[2 * c + 1] / comm.size();
+  }
+  return calls;
 }
 
 }  // namespace
@@ -35,20 +68,33 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
     return calib::speedProbeSeconds([&] { comm::barrier(comm, deadline); });
   };
   const double probeBefore = probe();
+  std::vector<graph::Model> models;
+  for (const std::string& spec : bench.models) models.push_back(loadModel(sourceOf(spec)));
+  std::vector<std::vector<std::vector<calib::TimedCall>>> rounds;  // per model and batch, per round
+  for (int round = 0; round < bench.rounds; ++round) {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < models.size(); ++i) {
+      for (const std::int64_t batch : bench.batches) {
+        progress << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once{} ...\n", bench.models[i], batch,
+                                bench.threads, bench.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s",
+                                bench.rounds > 1 ? fmt::format(" (round {} of {})", round + 1, bench.rounds) : "");
+        progress.flush();
+        if (round == 0) rounds.emplace_back();
+        rounds[at++].push_back(calib::benchLayers(models[i], batch, bench.threads, bench.repeats,
+                                                  [&] { comm::barrier(comm, deadline); }));
+      }
+    }
+  }
+  const double probeAfter = probe();
   std::vector<calib::TimedCall> all;
+  std::size_t at = 0;
   for (const std::string& spec : bench.models) {
-    const graph::Model model = loadModel(sourceOf(spec));
     for (const std::int64_t batch : bench.batches) {
-      progress << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once ...\n", spec, batch,
-                              bench.threads, bench.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s");
-      progress.flush();
-      std::vector<calib::TimedCall> calls =
-          calib::benchLayers(model, batch, bench.threads, bench.repeats, [&] { comm::barrier(comm, deadline); });
+      std::vector<calib::TimedCall> calls = typicalOverRanks(comm, medianOverRounds(rounds[at++]), deadline);
       all.insert(all.end(), calls.begin(), calls.end());
       m.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec, std::move(calls));
     }
   }
-  const double probeAfter = probe();
   m.fit = calib::fitDevice(all, peak, base.callOverhead);
   m.fitted = base;
   if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;

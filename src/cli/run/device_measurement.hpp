@@ -20,6 +20,10 @@ struct ComputeBench {
   std::vector<std::int64_t> batches{32};
   int threads = 1;
   int repeats = 5;
+  // Rounds over every model and batch, each call's time the median over them: the machine's
+  // speed drifts over seconds on a shared VM, and a slow spell then slows one round of every
+  // layer instead of every pass of a few models' layers.
+  int rounds = 1;
   std::string dtype = "fp32";  // the peak the fit may raise
 };
 

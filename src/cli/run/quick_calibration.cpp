@@ -195,6 +195,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   // The device first: the reductions' gamma reads its memory bandwidth.
   ComputeBench bench;
   bench.batches = {32, 4, 1};
+  bench.rounds = 3;
+  bench.repeats = 3;
   bench.dtype = r.dtype = o.dtype;
   r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
   r.calibrated.device = r.device.fitted;
