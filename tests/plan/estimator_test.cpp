@@ -154,6 +154,23 @@ TEST_F(ThreeLayers, SyncWaitBesideIsWaitedWhereTheEngineReducesBeside) {
   EXPECT_DOUBLE_EQ(estimate(in, filter).time.layerCollectives, split.time.layerCollectives);
 }
 
+// A spatial split's synchronisations wait beside the reductions, which keep moving meanwhile:
+// the waits land on the halo exchanges and layer collectives, and the gradient's exposed time
+// shrinks by as much (down to none) before the reduction's own wait and its group's are added.
+TEST_F(ThreeLayers, WaitsBesideTheReductionsHideSomeOfTheirExposedTime) {
+  const Strategy s{"spatial", Grid{.height = 2}, 2};
+  const Estimate quiet = estimate(in, s);
+  ASSERT_GT(quiet.time.halo, 0);
+  ASSERT_GT(quiet.time.gradientExposed, 0);  // something to hide
+  cluster.implementation.syncWaitBeside = 1e-3;
+  const Estimate waited = estimate(in, s);
+  const double waits = waited.time.halo + waited.time.layerCollectives - quiet.time.halo - quiet.time.layerCollectives;
+  EXPECT_GE(waits, 2e-3 - 1e-15);  // at least the conv's exchange forward and back
+  EXPECT_NEAR(std::fmod(waits + 1e-12, 1e-3), 0, 1e-9);  // whole waits, one per synchronisation
+  EXPECT_NEAR(waited.time.gradientExposed, quiet.time.gradientExposed - std::min(quiet.time.gradientExposed, waits) + 2e-3,
+              1e-12);
+}
+
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);
