@@ -70,19 +70,34 @@ torch::Tensor spatialConv(const SpatialSplit& split, const torch::Tensor& x, con
   const std::vector<WindowAxis> axes = windowAxes(spec, kernel);
   std::vector<std::int64_t> inputShape{x.size(0), x.size(1)}, outputShape{x.size(0), weight.size(0)};
   if (spec.transposed) outputShape[1] = weight.size(1) * spec.groups;
-  std::vector<std::int64_t> stride, dilation, zeros(kernel.size(), 0);
+  std::vector<std::int64_t> stride, dilation, zeros(kernel.size(), 0), padding(kernel.size(), 0);
   for (const WindowAxis& a : axes) {
     inputShape.push_back(a.extent);
     outputShape.push_back(a.outputExtent());
     stride.push_back(a.stride);
     dilation.push_back(a.dilation);
   }
+  // Along a dimension split on neither side the window is the whole extent and the convolution
+  // pads it itself: oneDNN skips the taps on its own padding but computes those on zeros in the
+  // window, and the window is smaller (ResNet-18's 3x3 512->512 on 8x512x1x2 blocks: 1.33 ms
+  // forward against 1.46 with the width's padding materialised).
+  const auto wholeAlong = [&](int i) {
+    const auto d = static_cast<std::size_t>(i);
+    return !spec.transposed && split.grid[d] == 1 && (spec.inputSplit == nullptr || spec.inputSplit->grid[d] == 1);
+  };
+  for (int i = 0; i < static_cast<int>(axes.size()); ++i) {
+    if (wholeAlong(i)) padding[static_cast<std::size_t>(i)] = axes[static_cast<std::size_t>(i)].padding;
+  }
   const Placement placement = windowPlacement(
       split, inputShape, {outputShape.begin() + 2, outputShape.end()},
-      [&](int i, Range out) { return axes[static_cast<std::size_t>(i)].inputOf(out); }, 0.0, spec.inputSplit);
+      [&](int i, Range out) {
+        const WindowAxis& a = axes[static_cast<std::size_t>(i)];
+        return wholeAlong(i) ? Range{0, a.extent} : a.inputOf(out);
+      },
+      0.0, spec.inputSplit);
   const torch::Tensor window = redistribute(split.comm, x, placement);
   const c10::optional<torch::Tensor> b = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
-  if (!spec.transposed) return at::convolution(window, weight, b, stride, zeros, dilation, false, zeros, spec.groups);
+  if (!spec.transposed) return at::convolution(window, weight, b, stride, padding, dilation, false, zeros, spec.groups);
 
   // Transposed: the window's contributions aligned to this rank's output block, then the bias.
   const int me = split.comm.rank();
