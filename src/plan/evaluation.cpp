@@ -256,24 +256,24 @@ class Evaluator {
     const double growth = skewGrowth(grid_.total());
     const double skew = impl.skew * growth;
     const double syncWait = impl.syncWait * growth;
-    const auto syncWaitIn = [&](bool backward) {
-      return impl.syncWaitBeside > 0 && reducingBeside(backward) ? impl.syncWaitBeside * growth : syncWait;
-    };
-    const double forwardWait = syncWaitIn(false), backwardWait = syncWaitIn(true);
+    const bool forwardBeside = impl.syncWaitBeside > 0 && reducingBeside(false);
+    const bool backwardBeside = impl.syncWaitBeside > 0 && reducingBeside(true);
+    const double besideWait = impl.syncWaitBeside * growth;
+    const double backwardWait = backwardBeside ? besideWait : syncWait;
     skewTail_ = 0;
-    if (skew <= 0 && forwardWait <= 0 && backwardWait <= 0) return;
-    int first = -1;
     besideWaits_ = 0;
-    auto pass = [&](int i, double compute, double wait) {
+    if (skew <= 0 && syncWait <= 0 && besideWait <= 0) return;
+    int first = -1;
+    auto pass = [&](int i, double compute, bool beside) {
       skewTail_ += compute;
       if (a_.communication[i] <= 0) return;
-      waitAt(i, wait + skew * skewTail_);
-      if (wait > syncWait) besideWaits_ += wait;
+      waitAt(i, (beside ? besideWait : syncWait) + skew * skewTail_);
+      if (beside) besideWaits_ += besideWait;
       if (first < 0) first = i;
       skewTail_ = 0;
     };
-    for (int i = 0; i < model_.size(); ++i) pass(i, a_.forward[i], forwardWait);
-    for (int i = model_.size() - 1; i >= 0; --i) pass(i, a_.backward[i], backwardWait);
+    for (int i = 0; i < model_.size(); ++i) pass(i, a_.forward[i], forwardBeside);
+    for (int i = model_.size() - 1; i >= 0; --i) pass(i, a_.backward[i], backwardBeside);
     if (static_cast<std::int64_t>(grid_.data) * grid_.spatial() == 1 && first >= 0) {
       waitAt(first, skew * skewTail_);  // no gradient reduction: the next step's first synchronisation waits
       skewTail_ = 0;
@@ -524,7 +524,7 @@ class Evaluator {
   // more synchronisation beside the engine per group (lenet at h=2 here: three a step).
   double groupAwaits(int groups) const {
     const hw::Implementation& impl = cluster_.implementation;
-    if (impl.syncWaitBeside <= 0 || s_.comm.order != ReduceOrder::kForwardPriority || !reducingBeside(false)) return 0;
+    if (impl.syncWaitBeside <= 0 || !reducingBeside(false)) return 0;  // beside in forward: forward priority
     return groups * impl.syncWaitBeside * skewGrowth(grid_.total());
   }
 

@@ -220,7 +220,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
     // sync_wait (no reduction beside) is reported, not written: it tracks no training run yet.
     // On 2 ranks here it read 0-0.23 ms; on the 2x2 netns hosts 1.7 ms, which put that matrix
     // at 22.4 % against 12.2 % without it (2026-12-04). The wait beside the engine's calls is
-    // the one training meets: 0.14-0.21 ms here, where split runs wait ~0.2 ms.
+    // the one training meets: 0.06-0.36 ms here over eleven calibrations, where split runs wait
+    // ~0.2 ms.
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.calibrated.implementation.source =
