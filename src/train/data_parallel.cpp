@@ -71,14 +71,7 @@ void DataParallelStep::update(int group, double lr) {
     }
   }
   for (int i : engine_->groupOf(group)) {
-    torch::Tensor& p = parameters_[i];
-    torch::Tensor g = p.grad();
-    if (sgd_.weightDecay != 0) g = g.add(p, sgd_.weightDecay);
-    if (momentum != 0) {
-      momentum_[i].mul_(momentum).add_(g);
-      g = sgd_.nesterov ? g.add(momentum_[i], momentum) : momentum_[i];
-    }
-    p.sub_(g, lr);
+    sgdStep(parameters_[i], parameters_[i].grad(), momentum_[i], sgd_, lr, momentum);
   }
   updating_ += traced("update", begin);
 }

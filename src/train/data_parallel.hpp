@@ -12,17 +12,9 @@
 #include "reduce/gradient_engine.hpp"
 #include "train/executor.hpp"
 #include "train/ir_module.hpp"
+#include "train/sgd_step.hpp"
 
 namespace paraxis::train {
-
-struct SgdOptions {
-  double momentum = 0.9;
-  bool nesterov = false;
-  double weightDecay = 0;
-  // A group whose reduced gradients hold a nan or inf keeps its weights and momentum (every
-  // replica holds the same reduced gradients, so every replica skips alike).
-  bool skipNonFinite = false;
-};
 
 struct StepTimes {  // seconds of the last step
   double forward = 0, backward = 0, exposedCommunication = 0, totalCommunication = 0, update = 0;

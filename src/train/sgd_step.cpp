@@ -1,0 +1,62 @@
+#include "train/sgd_step.hpp"
+
+#include <type_traits>
+
+#include <ATen/Parallel.h>
+
+namespace paraxis::train {
+namespace {
+
+// One SGD step with momentum over a parameter, its gradient and its momentum laid out alike
+// in float: each element read and written once. LibTorch 1.13 has no fused SGD on the CPU, and
+// its three elementwise operations move every element 8 times where this moves it 5 (p, g, m
+// read, p, m written): resnet18@64's 45 MiB of weights took 6.7-7.8 ms an update on one rank,
+// 5.2-5.5 ms this way, ~42 GB/s, the memory bandwidth calibrate measures here.
+void fusedSgd(float* p, const float* g, float* m, std::int64_t n, const SgdOptions& o, float lr, float momentum) {
+  const auto decay = static_cast<float>(o.weightDecay);
+  auto run = [&](auto nesterov) {
+    at::parallel_for(0, n, std::int64_t{1} << 15, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        const float gi = g[i] + decay * p[i];
+        const float mi = momentum * m[i] + gi;
+        m[i] = mi;
+        if constexpr (decltype(nesterov)::value) {
+          p[i] -= lr * (gi + momentum * mi);
+        } else {
+          p[i] -= lr * mi;
+        }
+      }
+    });
+  };
+  if (o.nesterov) {
+    run(std::true_type{});
+  } else {
+    run(std::false_type{});
+  }
+}
+
+bool laidOutAlike(const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& m) {
+  return p.scalar_type() == torch::kFloat && g.scalar_type() == torch::kFloat && m.scalar_type() == torch::kFloat &&
+         p.device().is_cpu() && g.device().is_cpu() && p.is_non_overlapping_and_dense() && g.strides() == p.strides() &&
+         m.strides() == p.strides();
+}
+
+}  // namespace
+
+void sgdStep(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, const SgdOptions& o, double lr,
+             double momentum) {
+  if (!g.defined()) return;  // as torch::optim::SGD: a parameter no loss reached keeps its value
+  if (momentum != 0 && laidOutAlike(p, g, m)) {
+    fusedSgd(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(), p.numel(), o, static_cast<float>(lr),
+             static_cast<float>(momentum));
+    return;
+  }
+  torch::Tensor step = o.weightDecay != 0 ? g.add(p, o.weightDecay) : g;
+  if (momentum != 0) {
+    m.mul_(momentum).add_(step);
+    step = o.nesterov ? step.add(m, momentum) : m;
+  }
+  p.sub_(step, lr);
+}
+
+}  // namespace paraxis::train
