@@ -10,8 +10,8 @@ namespace {
 // One SGD step with momentum over a parameter, its gradient and its momentum laid out alike
 // in float: each element read and written once. LibTorch 1.13 has no fused SGD on the CPU, and
 // its three elementwise operations move every element 8 times where this moves it 5 (p, g, m
-// read, p, m written): resnet18@64's 45 MiB of weights took 6.7-7.8 ms an update on one rank,
-// 5.2-5.5 ms this way, ~42 GB/s, the memory bandwidth calibrate measures here.
+// read, p, m written): resnet18@64's 45 MiB of weights, one rank, runs alternated: 6.5-7.9 ms
+// an update (median 6.8), 5.0-6.3 this way (median 5.75).
 void fusedSgd(float* p, const float* g, float* m, std::int64_t n, const SgdOptions& o, float lr, float momentum) {
   const auto decay = static_cast<float>(o.weightDecay);
   auto run = [&](auto nesterov) {
