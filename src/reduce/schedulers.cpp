@@ -235,14 +235,18 @@ class PriorityScheduler final : public Scheduler {
         return false;
       };
       const auto deadline = std::chrono::duration<double>(core_.deadlineSeconds());
+      const auto idle = Clock::now();
       if (!pending && !core_.changed.wait_for(lock, deadline, [&] { return stopRequested_ || news(); })) {
         throw TimeoutError(fmt::format("gradient groups: backward produced no new group within the {:.0f} s deadline",
                                        core_.deadlineSeconds()));
       }
+      if (!pending) trace::complete("engine", "await a ready group", idle, Clock::now());
       if (stopRequested_) return false;
       for (int g = 0; g < count; ++g) ready[g] = readyHere(g);
     }
+    const auto agreeing = Clock::now();
     const std::vector<std::uint8_t> now = core_.agreeReady(ready);
+    trace::complete("engine", "agree on ready groups", agreeing, Clock::now());
     bool progress = false;
     p.allAgreed = true;
     for (int g = 0; g < count; ++g) {
@@ -251,7 +255,11 @@ class PriorityScheduler final : public Scheduler {
     }
     p.agreed = now;
     // Another rank is behind: wait a cycle before asking again.
-    if (!progress && !pending) std::this_thread::sleep_for(std::chrono::duration<double>(core_.settings().cycleSeconds));
+    if (!progress && !pending) {
+      const auto cycle = Clock::now();
+      std::this_thread::sleep_for(std::chrono::duration<double>(core_.settings().cycleSeconds));
+      trace::complete("engine", "a rank is behind: wait a cycle", cycle, Clock::now());
+    }
     return true;
   }
 
@@ -263,6 +271,7 @@ class PriorityScheduler final : public Scheduler {
     const std::int64_t n = p.allAgreed ? elements - p.sent[pick] : std::min(chunk, elements - p.sent[pick]);
     const auto start = Clock::now();
     core_.reduceDense(pick, p.sent[pick], n).wait();
+    trace::complete("engine", fmt::format("reduce group {}", pick), start, Clock::now(), n * 4);
     p.reducing += since(start);
     p.sent[pick] += n;
     if (p.sent[pick] < elements) return;

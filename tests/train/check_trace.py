@@ -103,6 +103,18 @@ check((per_layer or not plain) and all(any(a - SLACK_US <= e["ts"] and e["ts"] +
 collectives = [e for e in spans if e["cat"] == "comm"]
 check(ranks == 1 or (collectives and all("bytes" in e.get("args", {}) for e in collectives)),
       "no collective events with their bytes")
+# The forward-priority engine's reductions: every rank reduces every group once a step, so the
+# bytes of its `reduce group` events are the same on every rank and a whole number of steps.
+priority_rows = {key for key, name in names.items() if name == "gradient reduction (priority)"}
+if ranks > 1 and priority_rows:
+    reduced = defaultdict(int)
+    for e in spans:
+        if e["cat"] == "engine" and e["name"].startswith("reduce group") and (e["pid"], e["tid"]) in priority_rows:
+            reduced[e["pid"]] += e["args"]["bytes"]
+    steps_run = sum(1 for e in spans if e["pid"] == 0 and e["cat"] == "step")
+    totals = {reduced[r] for r in range(ranks)}
+    check(len(totals) == 1 and reduced[0] > 0 and reduced[0] % steps_run == 0,
+          f"the priority engine's reduce events: bytes per rank {dict(reduced)}, not one whole number of {steps_run} steps' worth")
 for f in failures:
     print("FAIL:", f)
 print(f"{checks - len(failures)} passed, {len(failures)} failed")
