@@ -50,9 +50,11 @@ if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get(
 elif not 2 < k.get("long_compute_s", 0) / max(k.get("short_compute_s", 0), 1e-12) < 8: problems.append(f"skew spans {k}")
 elif not 0 <= k.get("sync_wait_s", -1) <= max(k.get("layer_wait_s", -1), 0): problems.append(f"sync wait {k}")
 # Beside the engine's calls: the same layer-sized spans (within 2x of the quiet ones' compute),
-# a wait no longer than theirs, and that is what the cluster file carries.
+# a wait no less than the quiet spans' estimate (its floor) nor longer than either wait, and that is what
+# the cluster file carries.
 elif not 0.5 < k.get("beside_compute_s", 0) / max(k.get("layer_compute_s", 0), 1e-12) < 2: problems.append(f"beside spans {k}")
-elif not 0 <= k.get("sync_wait_beside_s", -1) <= max(k.get("beside_wait_s", -1), 0): problems.append(f"sync wait beside {k}")
+elif not k.get("sync_wait_s", 0) <= k.get("sync_wait_beside_s", -1) <= max(k.get("beside_wait_s", -1), k.get("layer_wait_s", -1), 0):
+    problems.append(f"sync wait beside {k}")
 else:
     written = re.search(r"^  sync_wait_beside: (\S+)$", open(sys.argv[2]).read(), re.M)
     if abs((float(written.group(1)) if written else 0) - k["sync_wait_beside_s"]) > 1e-3 * k["sync_wait_beside_s"] + 1e-9:

@@ -41,7 +41,8 @@ struct SkewMeasurement {
   double skew = 0;
   double syncWait = 0;
   // The layer-sized spans with the gradient engine's calls in flight beside them (compute and
-  // wait per span), and what each synchronisation waits there (::syncWaitBeside).
+  // wait per span), and what each synchronisation waits there (::syncWaitBeside): their wait
+  // less the latency and the slope's share, and no less than syncWait.
   double besideCompute = 0, besideWait = 0;
   double syncWaitBeside = 0;
 };

@@ -303,7 +303,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        units::formatSeconds(k.shortWait), units::formatSeconds(k.longWait),
                        units::formatSeconds(k.latency), k.skew * 100, units::formatSeconds(k.syncWait));
     out << fmt::format("  with the gradient engine's calls in flight beside them, {} spans wait {} each: a synchronisation "
-                       "there waits {} more (implementation.sync_wait_beside)\n",
+                       "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
                        units::formatSeconds(k.besideCompute), units::formatSeconds(k.besideWait),
                        units::formatSeconds(k.syncWaitBeside));
   }
