@@ -244,9 +244,10 @@ class PriorityScheduler final : public Scheduler {
       if (stopRequested_) return false;
       for (int g = 0; g < count; ++g) ready[g] = readyHere(g);
     }
-    const auto agreeing = Clock::now();
-    const std::vector<std::uint8_t> now = core_.agreeReady(ready);
-    trace::complete("engine", "agree on ready groups", agreeing, Clock::now());
+    const std::vector<std::uint8_t> now = [&] {
+      const trace::Span agreeing("engine", "agree on ready groups");
+      return core_.agreeReady(ready);
+    }();
     bool progress = false;
     p.allAgreed = true;
     for (int g = 0; g < count; ++g) {
@@ -256,9 +257,8 @@ class PriorityScheduler final : public Scheduler {
     p.agreed = now;
     // Another rank is behind: wait a cycle before asking again.
     if (!progress && !pending) {
-      const auto cycle = Clock::now();
+      const trace::Span cycle("engine", "a rank is behind: wait a cycle");
       std::this_thread::sleep_for(std::chrono::duration<double>(core_.settings().cycleSeconds));
-      trace::complete("engine", "a rank is behind: wait a cycle", cycle, Clock::now());
     }
     return true;
   }
@@ -270,8 +270,11 @@ class PriorityScheduler final : public Scheduler {
     const auto chunk = std::max<std::int64_t>(1, static_cast<std::int64_t>(core_.settings().chunkBytes / sizeof(float)));
     const std::int64_t n = p.allAgreed ? elements - p.sent[pick] : std::min(chunk, elements - p.sent[pick]);
     const auto start = Clock::now();
-    core_.reduceDense(pick, p.sent[pick], n).wait();
-    trace::complete("engine", fmt::format("reduce group {}", pick), start, Clock::now(), n * 4);
+    {
+      const trace::Span reducing("engine", trace::enabled() ? fmt::format("reduce group {}", pick) : "",
+                                 n * static_cast<std::int64_t>(sizeof(float)));
+      core_.reduceDense(pick, p.sent[pick], n).wait();
+    }
     p.reducing += since(start);
     p.sent[pick] += n;
     if (p.sent[pick] < elements) return;

@@ -60,7 +60,8 @@ void DataParallelStep::setSparse(bool enabled) {
 void DataParallelStep::update(int group, double lr) {
   const auto begin = Clock::now();
   torch::NoGradGuard noGrad;
-  const double momentum = pendingMomentum_ ? sgd_.momentum : 0.0;
+  SgdOptions step = sgd_;
+  if (!pendingMomentum_) step.momentum = 0;  // the chunk-sparse wire's residuals carry the momentum
   if (sgd_.skipNonFinite) {
     for (int i : engine_->groupOf(group)) {
       if (!torch::isfinite(parameters_[i].grad()).all().item<bool>()) {
@@ -71,7 +72,7 @@ void DataParallelStep::update(int group, double lr) {
     }
   }
   for (int i : engine_->groupOf(group)) {
-    sgdStep(parameters_[i], parameters_[i].grad(), momentum_[i], sgd_, lr, momentum);
+    sgdStep(parameters_[i], parameters_[i].grad(), momentum_[i], step, lr);
   }
   updating_ += traced("update", begin);
 }

@@ -15,10 +15,9 @@ struct SgdOptions {
   bool skipNonFinite = false;
 };
 
-// One step of parameter `p` from gradient `g` with momentum buffer `m` (`momentum` 0: plain
+// One step of parameter `p` from gradient `g` with momentum buffer `m` (`o.momentum` 0: plain
 // SGD, `m` untouched), both updated in place. Float CPU tensors laid out alike take one pass
 // over memory; any other layout or type takes LibTorch's elementwise operations.
-void sgdStep(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, const SgdOptions& o, double lr,
-             double momentum);
+void sgdStep(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, const SgdOptions& o, double lr);
 
 }  // namespace paraxis::train
