@@ -246,7 +246,7 @@ void fitMemory(const std::vector<TimedCall>& calls, double callOverhead, DeviceF
 // The weight-gradient traffic among a grid of them whose device (curves fitted with it, the
 // fitted bandwidth) predicts the convolutions' whole backward passes best, in squared log error.
 double trafficError(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit,
-                    const hw::WeightGradientTraffic& traffic) {
+                    const hw::WeightGradientTraffic& traffic, bool oneSample) {
   const Curves curves = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, -1, traffic);
   hw::Device d;
   d.memoryBandwidth = fit.memoryBandwidth;
@@ -257,8 +257,11 @@ double trafficError(const std::vector<TimedCall>& calls, double callOverhead, co
   d.prepare();
   double error = 0;
   for (const TimedCall& c : calls) {
-    // Batches only: one sample runs LibTorch's other kernel (hw::KernelCurves::oneSampleHalfRateRows).
-    if (c.accumulatedWeights <= 0 || c.backwardPasses() == 0 || c.backwardSeconds <= 0 || hw::isOneSample(c.samples)) continue;
+    // Batches or one sample, which runs LibTorch's other kernel (hw::WeightGradientTraffic::oneSample).
+    if (c.accumulatedWeights <= 0 || c.backwardPasses() == 0 || c.backwardSeconds <= 0 ||
+        hw::isOneSample(c.samples) != oneSample) {
+      continue;
+    }
     const double predicted = cost::passSeconds(d, fit.peak, c.backwardData, true, c.kernel) +
                              cost::passSeconds(d, fit.peak, c.weightPass(traffic), true, c.kernel);
     error += std::pow(std::log(predicted / c.backwardSeconds), 2);
@@ -272,16 +275,93 @@ hw::WeightGradientTraffic fitTraffic(const std::vector<TimedCall>& calls, double
   for (const double perPass : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
     for (const double perSample : {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0}) {
       const hw::WeightGradientTraffic traffic{perPass, perSample};
-      if (const double error = trafficError(calls, callOverhead, fit, traffic); best < 0 || error < best) {
+      if (const double error = trafficError(calls, callOverhead, fit, traffic, false); best < 0 || error < best) {
         best = error;
         bestTraffic = traffic;
       }
     }
   }
+  // Then the one-sample calls' own count, where there are any.
+  const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [](const TimedCall& c) {
+    return c.accumulatedWeights > 0 && c.backwardSeconds > 0 && hw::isOneSample(c.samples);
+  });
+  if (!anyOneSample) return bestTraffic;
+  best = -1;
+  hw::WeightGradientTraffic withOneSample = bestTraffic;
+  for (const double times : {-1.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {  // -1: as a batch
+    hw::WeightGradientTraffic traffic = bestTraffic;
+    traffic.oneSample = times;
+    if (const double error = trafficError(calls, callOverhead, fit, traffic, true); best < 0 || error < best) {
+      best = error;
+      withOneSample = traffic;
+    }
+  }
+  return withOneSample;
+}
+
+// A device of the fitted memory alone: the bandwidth at which weights are reordered.
+hw::Device memoryOf(const DeviceFit& fit, double callOverhead) {
+  hw::Device d;
+  d.memoryBandwidth = fit.memoryBandwidth;
+  d.bandwidthCurve = fit.bandwidthCurve;
+  d.callOverhead = callOverhead;
+  d.weightGradientTraffic = fit.weightGradientTraffic;
+  d.prepare();
+  return d;
+}
+
+// The calls with their forward's weight reordering (`traffic` times a batch convolution's
+// weights at `memory`'s bandwidth) taken off their forward time: what the curves describe.
+std::vector<TimedCall> withoutReordering(const std::vector<TimedCall>& calls, hw::Device memory, double traffic) {
+  memory.forwardWeightTraffic = traffic;
+  std::vector<TimedCall> out = calls;
+  for (TimedCall& c : out) {
+    const double bytes = memory.forwardWeightBytes(c.accumulatedWeights, c.samples);
+    if (bytes > 0) c.seconds -= bytes * memory.secondsPerByte(bytes);
+  }
+  return out;
+}
+
+// The device fitted to `calls` with `traffic` for the forward's weight reordering: its general
+// curves and the convolutions' own (the kinds the reordering touches).
+hw::Device deviceWithReordering(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit,
+                                double traffic) {
+  hw::Device d = memoryOf(fit, callOverhead);
+  d.forwardWeightTraffic = traffic;
+  const std::vector<TimedCall> compute = withoutReordering(calls, d, traffic);
+  const Curves all = fitCurves(compute, fit.peak, callOverhead, fit.memoryBandwidth, -1, fit.weightGradientTraffic);
+  d.efficiency = all.forward;
+  d.backwardEfficiency = all.backward;
+  for (const hw::Kernel k : {hw::Kernel::kConv2d, hw::Kernel::kConv3d}) {
+    const int kernel = static_cast<int>(k);
+    fitKernel(compute, fit.peak, callOverhead, fit.memoryBandwidth, kernel, fit.weightGradientTraffic, d.kernels[kernel]);
+  }
+  d.prepare();
+  return d;
+}
+
+// The forward weight traffic among a grid of them whose device predicts the convolutions'
+// whole forward passes best, in squared log error (one-sample calls reorder nothing and
+// count alike at every candidate).
+double fitForwardTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
+  double best = -1, bestTraffic = 0;
+  for (const double traffic : {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
+    const hw::Device d = deviceWithReordering(calls, callOverhead, fit, traffic);
+    double error = 0;
+    for (const TimedCall& c : calls) {
+      if (c.accumulatedWeights <= 0 || c.seconds <= 0) continue;
+      error += std::pow(std::log(cost::passSeconds(d, fit.peak, c.forwardPass(d), false, c.kernel) / c.seconds), 2);
+    }
+    if (best < 0 || error < best) best = error, bestTraffic = traffic;
+  }
   return bestTraffic;
 }
 
 }  // namespace
+
+cost::PassWork TimedCall::forwardPass(const hw::Device& device) const {
+  return {flops, bytes, rows, samples, device.forwardWeightBytes(accumulatedWeights, samples)};
+}
 
 cost::PassWork TimedCall::weightPass(const hw::WeightGradientTraffic& traffic) const {
   cost::PassWork w = backwardWeight;
@@ -294,14 +374,20 @@ DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double cal
   fitMemory(calls, callOverhead, fit);
 
   fit.peak = std::max(peak, fastestRate(calls, callOverhead, fit.memoryBandwidth));
-  if (fit.memoryBandwidth > 0) fit.weightGradientTraffic = fitTraffic(calls, callOverhead, fit);
-  const Curves all = fitCurves(calls, fit.peak, callOverhead, fit.memoryBandwidth, -1, fit.weightGradientTraffic);
+  std::vector<TimedCall> compute = calls;
+  if (fit.memoryBandwidth > 0) {
+    fit.weightGradientTraffic = fitTraffic(calls, callOverhead, fit);
+    fit.forwardWeightTraffic = fitForwardTraffic(calls, callOverhead, fit);
+    compute = withoutReordering(calls, memoryOf(fit, callOverhead), fit.forwardWeightTraffic);
+    fit.peak = std::max(fit.peak, fastestRate(compute, callOverhead, fit.memoryBandwidth));
+  }
+  const Curves all = fitCurves(compute, fit.peak, callOverhead, fit.memoryBandwidth, -1, fit.weightGradientTraffic);
   fit.efficiency = all.forward;
   fit.backwardEfficiency = all.backward;
   fit.computeCalls = all.forwardCalls;
   fit.backwardCalls = all.backwardCalls;
   for (int k = 0; k < hw::kKernels; ++k) {
-    fitKernel(calls, fit.peak, callOverhead, fit.memoryBandwidth, k, fit.weightGradientTraffic, fit.kernels[k]);
+    fitKernel(compute, fit.peak, callOverhead, fit.memoryBandwidth, k, fit.weightGradientTraffic, fit.kernels[k]);
   }
   return fit;
 }

@@ -22,8 +22,8 @@ struct TimedCall {
   // pass's work, the weight pass's bytes moving the weights once, and their seconds together.
   cost::PassWork backwardData, backwardWeight;
   double backwardSeconds = 0;
-  // A convolution's weight bytes, which its weight-gradient pass may move more than once
-  // (hw::WeightGradientTraffic); 0 for the rest.
+  // A convolution's weight bytes, which its forward may reorder (hw::Device::forwardWeightTraffic)
+  // and its weight-gradient pass move more than once (hw::WeightGradientTraffic); 0 for the rest.
   double accumulatedWeights = 0;
   std::string layer;  // its name, for reports
 
@@ -32,6 +32,8 @@ struct TimedCall {
   double backwardBytes() const { return backwardData.bytes + backwardWeight.bytes; }
   // The weight pass's work with the weights moved as `traffic` says.
   cost::PassWork weightPass(const hw::WeightGradientTraffic& traffic) const;
+  // The forward's work, a batch's convolution reordering its weights as `device` says.
+  cost::PassWork forwardPass(const hw::Device& device) const;
 };
 
 struct DeviceFit {
@@ -44,6 +46,7 @@ struct DeviceFit {
   int computeCalls = 0, memoryCalls = 0, backwardCalls = 0;  // the calls each fit used
   double peak = 0;  // what the efficiencies are fractions of: the given peak, or a faster call's rate
   hw::WeightGradientTraffic weightGradientTraffic;  // what fits the convolutions' backward passes best
+  double forwardWeightTraffic = 0;  // the weights a convolution's forward reorders first, what fits its forward best
 };
 
 // Memory bandwidth: bytes / (seconds - overhead) of the element-wise calls, overall and per
@@ -57,9 +60,13 @@ struct DeviceFit {
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
 // with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows,
 // and oneSampleHalfRateRows for its one-sample calls when there are any) where that fits its
-// calls better. Before the curves, the weight-gradient traffic (1 to 6 times the weights per
+// calls better. Before the curves, the weight-gradient traffic (1 to 12 times the weights per
 // pass, 0 to 4 per sample) whose memory-bound weight passes, left out of the backward curve,
-// make the convolutions' backward times fit best.
+// make the convolutions' backward times over batches fit best, then the one-sample calls' own
+// count (0.5 to 12 times, or as a batch). Then the weights a batch's convolution
+// forward moves before its arithmetic (0 to 12 times them, hw::Device::forwardWeightTraffic):
+// the count whose curves, fitted to the forward times less that traffic, predict the
+// convolutions' whole forward times best; the curves above are fitted so.
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
 
 }  // namespace paraxis::calib

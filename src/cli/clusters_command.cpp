@@ -55,7 +55,9 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"channel_tile", c.device.channelTile},
             {"weight_gradient_traffic",
              {{"per_pass", c.device.weightGradientTraffic.perPass},
-              {"per_sample", c.device.weightGradientTraffic.perSample}}},
+              {"per_sample", c.device.weightGradientTraffic.perSample},
+              {"one_sample", c.device.weightGradientTraffic.oneSample}}},
+            {"forward_weight_traffic", c.device.forwardWeightTraffic},
             {"speed_probe_s", c.device.speedProbe}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
@@ -115,8 +117,13 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
     out << fmt::format("  channel tile {:g}: a split leaving fewer channels still runs a whole tile\n", c.device.channelTile);
   }
   if (const hw::WeightGradientTraffic& t = c.device.weightGradientTraffic; !t.once()) {
-    out << fmt::format("  weight gradients: a convolution's weight pass moves its weights {:g}x per pass and {:g}x per sample\n",
+    out << fmt::format("  weight gradients: a convolution's weight pass moves its weights {:g}x per pass and {:g}x per sample",
                        t.perPass, t.perSample);
+    out << (t.oneSample >= 0 ? fmt::format(", {:g}x at one sample\n", t.oneSample) : std::string("\n"));
+  }
+  if (c.device.forwardWeightTraffic > 0) {
+    out << fmt::format("  convolution weights: a forward over a batch moves them {:g}x before its arithmetic (a reorder)\n",
+                       c.device.forwardWeightTraffic);
   }
   if (c.device.speedProbe > 0) {
     out << fmt::format("  speed probe: {:.2f} ms when measured (validate compares each run's)\n", c.device.speedProbe * 1e3);

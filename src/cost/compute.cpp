@@ -80,7 +80,8 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   w.kernel = kernelOf(layer);
   w.memoryKind = memoryKindOf(layer);
   const double rows = s.samples * s.spatial * outputPositions(layer);
-  w.forward = {c.forwardFlops * flopShare, in + out + weights, rows, s.samples};
+  w.forward = {c.forwardFlops * flopShare, in + out + weights, rows, s.samples,
+               accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, s.samples) : 0};
   w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows, s.samples};
   const double weightPass = accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples) : weights;
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
@@ -92,6 +93,14 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   return w;
 }
 
+namespace {
+
+double serialSeconds(const hw::Device& device, const PassWork& work) {
+  return work.serialBytes > 0 ? work.serialBytes * device.secondsPerByte(work.serialBytes) : 0;
+}
+
+}  // namespace
+
 double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward, int kernel,
                    int memoryKind) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
@@ -101,7 +110,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
-  return device.callOverhead + std::max(compute, memory);
+  return device.callOverhead + std::max(compute, memory) + serialSeconds(device, work);
 }
 
 namespace {
@@ -110,7 +119,7 @@ double passWithEfficiency(const hw::Device& device, double peak, const PassWork&
                           double tileWaste, double memorySeconds) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   const double compute = work.flops > 0 ? work.flops * tileWaste / (peak * efficiency) : 0;
-  return device.callOverhead + std::max(compute, memorySeconds);
+  return device.callOverhead + std::max(compute, memorySeconds) + serialSeconds(device, work);
 }
 
 }  // namespace
@@ -226,9 +235,11 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);
   };
-  const double forward = pass(0, true, memorySeconds);
-  // A convolution's weight pass moves its weights as the device says (once by default).
+  // A convolution's weights: its forward over a batch may reorder them first, its weight pass
+  // moves them as the device says (once by default).
   const double weights = p.params * channelShare * delta;
+  const double reordered = accumulatesBySample(p.kernel) ? device.forwardWeightBytes(weights, s.samples) : 0;
+  const double forward = pass(0, true, memorySeconds) + (reordered > 0 ? secondsFor(reordered) : 0);
   const double weightPassSeconds = accumulatesBySample(p.kernel) && !device.weightGradientTraffic.once()
                                        ? secondsFor(bytes - weights + device.weightGradientTraffic.bytes(weights, s.samples))
                                        : memorySeconds;

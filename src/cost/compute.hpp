@@ -26,6 +26,9 @@ struct PassWork {
   double bytes = 0;
   double rows = 0;     // a matrix kernel's rows: samples x output positions (hw::Device::rowsFactor)
   double samples = 0;  // the samples of the call (one runs other kernels); 0: unknown, a batch
+  // Bytes moved before the arithmetic, not beside it (a convolution's forward reordering its
+  // weights, hw::Device::forwardWeightTraffic): their time adds to the pass's.
+  double serialBytes = 0;
 };
 
 struct LayerWork {
@@ -60,8 +63,8 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
 // matrix product.
 bool accumulatesBySample(int kernel);
 
-// overhead + max(flops / (peak x efficiency(flops) x rowsFactor(rows)), bytes / memory bandwidth);
-// 0 for no work.
+// overhead + max(flops / (peak x efficiency(flops) x rowsFactor(rows)), bytes / memory bandwidth)
+// + serialBytes / memory bandwidth; 0 for no work.
 // `backward`: a gradient pass; `kernel`: the curve's kernel (hw::Device::efficiencyOf);
 // `memoryKind`: the bandwidth's kind (hw::Device::memoryEfficiency).
 double passSeconds(const hw::Device& device, double peak, const PassWork& work, bool backward = false, int kernel = -1,

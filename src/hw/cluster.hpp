@@ -77,9 +77,15 @@ struct KernelCurves {
 struct WeightGradientTraffic {
   double perPass = 1;
   double perSample = 0;
+  // The times a one-sample call moves them: LibTorch's own one-sample kernel writes the
+  // gradient in place, without oneDNN's layout conversions (ResNet-18 64^2's 9 MiB layer took
+  // 1.6 ms backward at one sample where 12x per pass would stream 2.8 ms). <0: as a batch.
+  double oneSample = -1;
   // The bytes moved for `weightBytes` of weights over `samples`.
-  double bytes(double weightBytes, double samples) const { return weightBytes * (perPass + perSample * samples); }
-  bool once() const { return perPass == 1 && perSample == 0; }
+  double bytes(double weightBytes, double samples) const {
+    return weightBytes * (isOneSample(samples) && oneSample >= 0 ? oneSample : perPass + perSample * samples);
+  }
+  bool once() const { return perPass == 1 && perSample == 0 && oneSample < 0; }
 };
 
 struct Device {
@@ -107,6 +113,18 @@ struct Device {
   // A convolution's weight-gradient pass's traffic of its weights (a spatial split, which
   // leaves every rank all the weights, does not shrink it).
   WeightGradientTraffic weightGradientTraffic;
+  // How many times a convolution's forward over a batch moves its weights through memory
+  // before its arithmetic, at the bandwidth of that many bytes: oneDNN reorders LibTorch's
+  // weights into its blocked layout on every call. On this project's VMs, one thread, ResNet-18
+  // 64^2's 9 MiB 3x3 512->512 layer's forward took ~1 ms more than its first layers' at the
+  // same FLOPs at every batch from 2 to 16 (about 4x its weights), its 0.5 MiB 1x1 one ~85 us
+  // more; one sample runs LibTorch's own kernel, which reads them in place. 0: none (GPU
+  // kernels read the weights as the arithmetic needs them).
+  double forwardWeightTraffic = 0;
+  // The bytes that reordering moves for `weightBytes` of a convolution over `samples`.
+  double forwardWeightBytes(double weightBytes, double samples) const {
+    return isOneSample(samples) ? 0 : forwardWeightTraffic * weightBytes;
+  }
   // The device's own cores copy each message it receives from another device of its node
   // (processes sharing a CPU host's memory): a transfer occupies the receiver for its time
   // instead of travelling beside the compute (DMA). Placement prices it so.

@@ -39,7 +39,7 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
-                 "weight_gradient_traffic", "receives_by_copy", "speed_probe"});
+                 "weight_gradient_traffic", "forward_weight_traffic", "receives_by_copy", "speed_probe"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -57,9 +57,11 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.channelTile = v.number("channel_tile", 1.0);
   if (auto traffic = v.find("weight_gradient_traffic")) {
     if (!traffic->isMap()) traffic->fail("expected a mapping {per_pass: N, per_sample: N}");
-    traffic->requireKeys({"per_pass", "per_sample"});
-    d.weightGradientTraffic = {traffic->number("per_pass", 1.0), traffic->number("per_sample", 0.0)};
+    traffic->requireKeys({"per_pass", "per_sample", "one_sample"});
+    d.weightGradientTraffic = {traffic->number("per_pass", 1.0), traffic->number("per_sample", 0.0),
+                               traffic->number("one_sample", -1.0)};
   }
+  d.forwardWeightTraffic = v.number("forward_weight_traffic", 0.0);
   d.receivesByCopy = v.boolean("receives_by_copy", false);
   if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
@@ -231,7 +233,11 @@ std::string clusterYaml(const Cluster& c) {
   y += fmt::format("}}\n  memory: {:.17g}\n  memory_bandwidth: {:.17g}\n  layer_overhead: {:.17g}\n  channel_tile: {:.17g}\n",
                    c.device.memoryBytes, c.device.memoryBandwidth, c.device.callOverhead, c.device.channelTile);
   if (const WeightGradientTraffic& t = c.device.weightGradientTraffic; !t.once()) {
-    y += fmt::format("  weight_gradient_traffic: {{per_pass: {:.6g}, per_sample: {:.6g}}}\n", t.perPass, t.perSample);
+    y += fmt::format("  weight_gradient_traffic: {{per_pass: {:.6g}, per_sample: {:.6g}", t.perPass, t.perSample);
+    y += t.oneSample >= 0 ? fmt::format(", one_sample: {:.6g}}}\n", t.oneSample) : std::string("}\n");
+  }
+  if (c.device.forwardWeightTraffic != 0) {
+    y += fmt::format("  forward_weight_traffic: {:.6g}\n", c.device.forwardWeightTraffic);
   }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
   if (c.device.speedProbe > 0) y += fmt::format("  speed_probe: {:.6g}\n", c.device.speedProbe);

@@ -227,5 +227,46 @@ TEST(EfficiencyFit, WeightGradientTrafficFromTheConvolutionsBackward) {
   EXPECT_NEAR(calls.back().weightPass(truth.weightGradientTraffic).bytes, 1e3 + 67e7, 1e-3);
 }
 
+// A batch's convolution forward reorders its weights before its arithmetic, and one sample's
+// weight pass moves them its own number of times: the fit finds both, and the curves of the
+// arithmetic alone.
+TEST(EfficiencyFit, ForwardReorderingAndOneSampleWeightTraffic) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  truth.efficiency = {{1, 0.5}};
+  truth.backwardEfficiency = {{1, 0.25}};
+  truth.weightGradientTraffic = {3, 1, 2};
+  truth.forwardWeightTraffic = 4;
+  truth.prepare();
+  const double peak = 100e9;
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {
+    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
+  }
+  for (const double weights : {1e5, 1e6, 1e7}) {
+    for (const double samples : {1.0, 2.0, 4.0, 8.0, 32.0}) {
+      const double flops = 1e7 * samples;
+      TimedCall c{flops, 1e3, true, 0, conv};
+      c.samples = samples;
+      c.accumulatedWeights = weights;
+      c.seconds = passSeconds(truth, peak, c.forwardPass(truth), false, conv);
+      c.backwardData = {flops, 1e3, 0, samples};
+      c.backwardWeight = {flops, 1e3 + weights, 0, samples};
+      c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
+                          passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, peak, 0);
+  EXPECT_EQ(fit.forwardWeightTraffic, 4);
+  EXPECT_EQ(fit.weightGradientTraffic.perPass, 3);
+  EXPECT_EQ(fit.weightGradientTraffic.perSample, 1);
+  EXPECT_EQ(fit.weightGradientTraffic.oneSample, 2);
+  for (const hw::EfficiencyPoint& p : fit.efficiency) EXPECT_NEAR(p.efficiency, 0.5, 1e-9);
+  // The 1e7 bytes of weights reordered 4x at 10 GB/s: 4 ms on top of 1e7 x 32 FLOPs at half of 100 GFLOP/s.
+  EXPECT_NEAR(calls.back().seconds - 3.2e8 / 50e9, 4e-3, 1e-12);
+}
+
 }  // namespace
 }  // namespace paraxis::calib

@@ -93,7 +93,8 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateRows = 96;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateRows = 8;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
-  c.device.weightGradientTraffic = {3, 1.5};
+  c.device.weightGradientTraffic = {3, 1.5, 2};
+  c.device.forwardWeightTraffic = 4;
   c.device.prepare();
   expectPreparedEqualsReference(c);
 }
@@ -122,6 +123,34 @@ TEST(Compute, WeightGradientStreamsTheWeightsPerSample) {
   EXPECT_DOUBLE_EQ(layerWork(m.layer(conv), 512 * 4, {.samples = 8}, 4).backwardWeight.bytes, io + weights);
   const LayerWork dense = layerWork(m.layer(fc), 2048, {.samples = 8}, 4, d);
   EXPECT_DOUBLE_EQ(dense.backwardWeight.bytes, dense.forward.bytes);
+}
+
+// A convolution's forward over a batch reorders its weights before its arithmetic
+// (hw::Device::forwardWeightTraffic), a split's share of them where a channel split slices
+// them; one sample runs a kernel that reads them in place, and reorders nothing; neither does
+// a fully connected layer. At one sample the weight pass moves them WeightGradientTraffic::oneSample times.
+TEST(Compute, ForwardReordersAConvolutionsWeightsOverABatch) {
+  graph::ModelBuilder b("t", graph::TensorShape{512, {2, 2}});
+  const int conv = b.conv("c", 0, {.filters = 512, .kernel = {3}, .padding = {1}});
+  const int fc = b.fc("fc", b.flatten("f", conv), 1000);
+  const graph::Model m = std::move(b).build();
+  hw::Device d{.memoryBandwidth = 1e10, .efficiency = {{1, 0.5}}};
+  d.forwardWeightTraffic = 4;
+  d.weightGradientTraffic = {3, 2, 1.5};
+  d.prepare();
+  const double weights = static_cast<double>(m.layer(conv).counts.params) * 4;
+  const LayerWork batch = layerWork(m.layer(conv), 512 * 4, {.samples = 8}, 4, d);
+  EXPECT_DOUBLE_EQ(batch.forward.serialBytes, 4 * weights);
+  const double compute = batch.forward.flops / (1e11 * 0.5);
+  EXPECT_DOUBLE_EQ(layerTimes(d, 1e11, batch).forward, std::max(compute, batch.forward.bytes / 1e10) + 4 * weights / 1e10);
+  const LayerWork sliced = layerWork(m.layer(conv), 512 * 4, {.samples = 8, .inputChannels = 0.5}, 4, d);
+  EXPECT_DOUBLE_EQ(sliced.forward.serialBytes, 2 * weights);
+  const LayerWork one = layerWork(m.layer(conv), 512 * 4, {.samples = 1}, 4, d);
+  EXPECT_EQ(one.forward.serialBytes, 0);
+  const double io = 2 * 512 * 4 * 4;  // input and output of one sample
+  EXPECT_DOUBLE_EQ(one.backwardWeight.bytes, io + 1.5 * weights);
+  EXPECT_EQ(layerWork(m.layer(fc), 2048, {.samples = 8}, 4, d).forward.serialBytes, 0);
+  EXPECT_EQ(layerWork(m.layer(conv), 512 * 4, {.samples = 8}, 4).forward.serialBytes, 0);  // the default: none
 }
 
 // A matrix kernel over few rows runs at rows / (rows + halfRateRows) of its curve's rate.

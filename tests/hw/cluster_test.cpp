@@ -68,7 +68,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.implementation.skew = 0.0625;
       c.implementation.syncWait = 2.5e-4;
       c.implementation.syncWaitBeside = 1.5e-4;
-      c.device.weightGradientTraffic = {3, 1.5};
+      c.device.weightGradientTraffic = {3, 1.5, 2};
+      c.device.forwardWeightTraffic = 2.5;
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0] = 0.03125;
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kNormalization)][1] = 0.5;
     }
@@ -88,6 +89,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.device.channelTile, c.device.channelTile);
     EXPECT_EQ(back.device.weightGradientTraffic.perPass, c.device.weightGradientTraffic.perPass);
     EXPECT_EQ(back.device.weightGradientTraffic.perSample, c.device.weightGradientTraffic.perSample);
+    EXPECT_EQ(back.device.weightGradientTraffic.oneSample, c.device.weightGradientTraffic.oneSample);
+    EXPECT_EQ(back.device.forwardWeightTraffic, c.device.forwardWeightTraffic);
     ASSERT_EQ(back.device.efficiency.size(), c.device.efficiency.size());
     for (std::size_t i = 0; i < c.device.efficiency.size(); ++i) {
       EXPECT_NEAR(back.device.efficiency[i].flops / c.device.efficiency[i].flops, 1, 1e-5);
@@ -222,6 +225,12 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   const Cluster t = loadClusterText(withTraffic("{per_pass: 2}"), "traffic");
   EXPECT_EQ(t.device.weightGradientTraffic.perPass, 2);
   EXPECT_EQ(t.device.weightGradientTraffic.perSample, 0);
+  EXPECT_EQ(t.device.weightGradientTraffic.oneSample, -1);  // as a batch
+  refused(withTraffic("{per_pass: 2, one_sample: 65}"),
+          "odd.yaml: device.weight_gradient_traffic.one_sample: expected a value in [-1, 64], found 65");
+  std::string reorder = base;
+  reorder.insert(reorder.find("devices_per_node:"), "  forward_weight_traffic: -2\n");
+  refused(reorder, "odd.yaml: device.forward_weight_traffic: expected a value in [0, 64], found -2");
 }
 
 TEST(ClusterYaml, SpeedProbeRoundTripsAndIsChecked) {

@@ -135,9 +135,9 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
       call.backwardData = work.backwardData;
       call.backwardWeight = work.backwardWeight;
       call.backwardSeconds = backward[i];
-      if (cost::accumulatesBySample(work.kernel)) {
-        call.accumulatedWeights = static_cast<double>(layer.counts.params) * model.bytesPerElement();
-      }
+    }
+    if (cost::accumulatesBySample(work.kernel)) {
+      call.accumulatedWeights = static_cast<double>(layer.counts.params) * model.bytesPerElement();
     }
     call.layer = layer.name;
     call.rows = work.forward.rows;

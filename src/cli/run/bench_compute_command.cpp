@@ -40,7 +40,7 @@ struct Options : ComputeBench {
 std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
   double forward = 0, backward = 0;
   for (const calib::TimedCall& c : calls) {
-    forward += cost::passSeconds(device, peak, {c.flops, c.bytes, c.rows, c.samples}, false, c.kernel, c.memoryKind);
+    forward += cost::passSeconds(device, peak, c.forwardPass(device), false, c.kernel, c.memoryKind);
     if (c.backwardPasses() == 0) continue;
     backward += cost::passSeconds(device, peak, c.backwardData, true, c.kernel, c.memoryKind) +
                 cost::passSeconds(device, peak, c.weightPass(device.weightGradientTraffic), true, c.kernel, c.memoryKind);
@@ -175,7 +175,10 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
           {"memory_efficiency", kinds},
           {"peak_flops_per_s", fit.peak},
           {"weight_gradient_traffic",
-           {{"per_pass", fitted.weightGradientTraffic.perPass}, {"per_sample", fitted.weightGradientTraffic.perSample}}},
+           {{"per_pass", fitted.weightGradientTraffic.perPass},
+            {"per_sample", fitted.weightGradientTraffic.perSample},
+            {"one_sample", fitted.weightGradientTraffic.oneSample}}},
+          {"forward_weight_traffic", fitted.forwardWeightTraffic},
           {"speed_probe_s", fitted.speedProbe},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},

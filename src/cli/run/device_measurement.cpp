@@ -104,6 +104,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
   m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
   if (m.fit.backwardCalls > 0) m.fitted.weightGradientTraffic = m.fit.weightGradientTraffic;
+  if (m.fit.computeCalls > 0) m.fitted.forwardWeightTraffic = m.fit.forwardWeightTraffic;
   m.fitted.speedProbe = meanOverRanks(comm, (probeBefore + probeAfter) / 2, deadline);
   // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
   // cluster's backward curve where none of its backward passes were timed.
@@ -151,8 +152,10 @@ std::string speedProbeText(const hw::Device& device) {
 
 std::string weightTrafficText(const hw::Device& device) {
   const hw::WeightGradientTraffic& t = device.weightGradientTraffic;
-  return fmt::format("weight gradients: a convolution's weight pass moves its weights {:g}x per pass and {:g}x per sample",
-                     t.perPass, t.perSample);
+  return fmt::format("weights: a convolution's forward over a batch moves its weights {:g}x before its arithmetic (a "
+                     "reorder into the kernel's layout); its weight-gradient pass moves them {:g}x per pass and {:g}x per sample{}",
+                     device.forwardWeightTraffic, t.perPass, t.perSample,
+                     t.oneSample >= 0 ? fmt::format(" ({:g}x at one sample)", t.oneSample) : "");
 }
 
 }  // namespace paraxis::cli
