@@ -36,6 +36,7 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
   implementation["overlap"] = {{"hidden", c.implementation.overlap.hidden},
                                {"slowdown", c.implementation.overlap.slowdown},
                                {"chunked", c.implementation.overlap.whileChunked()}};
+  if (c.implementation.overlap.forward) implementation["overlap"]["forward"] = *c.implementation.overlap.forward;
   json levels = json::array();
   for (const auto& l : c.levels) {
     levels.push_back({{"name", l.name}, {"alpha_s", l.alpha}, {"beta_s_per_byte", l.beta},
@@ -85,10 +86,7 @@ void printPathLinks(const hw::Implementation& im, std::ostream& out) {
   table.print(out);
 }
 
-void printCluster(const hw::Cluster& c, std::ostream& out) {
-  out << fmt::format("{}: {}\n", c.name, c.description);
-  out << fmt::format("{} nodes x {} devices = {} devices\n\n", units::formatCount(static_cast<double>(c.nodes)),
-                     c.devicesPerNode, units::formatCount(static_cast<double>(c.totalDevices())));
+void printDevice(const hw::Cluster& c, std::ostream& out) {
   out << fmt::format("device {}: memory {}, memory bandwidth {}\n", c.device.name,
                      units::formatBytes(c.device.memoryBytes), units::formatRate(c.device.memoryBandwidth));
   for (const auto& [dtype, peak] : c.device.peakFlops) {
@@ -128,6 +126,9 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   if (c.device.speedProbe > 0) {
     out << fmt::format("  speed probe: {:.2f} ms when measured (validate compares each run's)\n", c.device.speedProbe * 1e3);
   }
+}
+
+void printLevels(const hw::Cluster& c, std::ostream& out) {
   out << "\nnetwork levels, innermost first:\n";
   Table table;
   table.addColumn("level");
@@ -147,6 +148,9 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
   table.print(out);
   out << "bandwidth and beta are one link's; injection: what one unit of the level below (a device, a node, a\n"
          "rack) sends into the level at once over its links. One flow runs on one link.\n";
+}
+
+void printImplementation(const hw::Cluster& c, std::ostream& out) {
   const hw::Implementation& im = c.implementation;
   if (!im.isIdentity()) {
     out << fmt::format("\nimplementation factors (predicted time of that kind x factor){}:\n",
@@ -159,8 +163,21 @@ void printCluster(const hw::Cluster& c, std::ostream& out) {
       out << fmt::format("\ncommunication beside compute progresses at {:.0f}% of its speed ({:.0f}% as the gradient "
                          "engine's chunks beside backward); compute runs {:.2f}x longer meanwhile\n",
                          im.overlap.hidden * 100, im.overlap.whileChunked() * 100, im.overlap.slowdown);
+      if (im.overlap.forward) {
+        out << fmt::format("the previous step's reductions progress through the next forward at {:.0f}% of their speed "
+                           "(forward priority)\n", *im.overlap.forward * 100);
+      }
     }
   }
+}
+
+void printCluster(const hw::Cluster& c, std::ostream& out) {
+  out << fmt::format("{}: {}\n", c.name, c.description);
+  out << fmt::format("{} nodes x {} devices = {} devices\n\n", units::formatCount(static_cast<double>(c.nodes)),
+                     c.devicesPerNode, units::formatCount(static_cast<double>(c.totalDevices())));
+  printDevice(c, out);
+  printLevels(c, out);
+  printImplementation(c, out);
 }
 
 void listClusters(bool json, Context& context) {

@@ -206,6 +206,7 @@ void validateImplementation(const Implementation& implementation, const std::vec
   c.within(implementation.overlap.hidden, 0, 1, "implementation.overlap.hidden");
   c.within(implementation.overlap.slowdown, 1, 100, "implementation.overlap.slowdown");
   c.within(implementation.overlap.whileChunked(), 0, 1, "implementation.overlap.chunked");
+  if (implementation.overlap.forward) c.within(*implementation.overlap.forward, 1e-4, 1, "implementation.overlap.forward");
   c.within(implementation.skew, 0, 1, "implementation.skew");
   c.within(implementation.syncWait, 0, 1, "implementation.sync_wait");
   c.within(implementation.syncWaitBeside, 0, 1, "implementation.sync_wait_beside");

@@ -137,10 +137,11 @@ Implementation readImplementation(const YamlValue& v) {
   i.syncWait = v.number("sync_wait", 0.0);
   i.syncWaitBeside = v.number("sync_wait_beside", 0.0);
   if (auto overlap = v.find("overlap")) {
-    overlap->requireKeys({"hidden", "slowdown", "chunked"});
+    overlap->requireKeys({"hidden", "slowdown", "chunked", "forward"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
     i.overlap.slowdown = overlap->number("slowdown", 1.0);
     if (overlap->find("chunked")) i.overlap.chunked = overlap->number("chunked", i.overlap.hidden);
+    if (overlap->find("forward")) i.overlap.forward = overlap->number("forward", 1.0);
   }
   if (auto conversion = v.find("wire_conversion")) {
     conversion->requireKeys({"f16", "bf16"});
@@ -195,8 +196,9 @@ std::string implementationSection(const Implementation& implementation) {
   }
   if (!implementation.overlap.isIdentity()) {
     const Overlap& o = implementation.overlap;
-    section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}{}}}\n", o.hidden, o.slowdown,
-                           o.chunked ? fmt::format(", chunked: {:.4g}", *o.chunked) : "");
+    section += fmt::format("  overlap: {{hidden: {:.4g}, slowdown: {:.4g}{}{}}}\n", o.hidden, o.slowdown,
+                           o.chunked ? fmt::format(", chunked: {:.4g}", *o.chunked) : "",
+                           o.forward ? fmt::format(", forward: {:.4g}", *o.forward) : "");
   }
   if (implementation.skew != 0) section += fmt::format("  skew: {:.4g}\n", implementation.skew);
   if (implementation.syncWait != 0) section += fmt::format("  sync_wait: {:.4g}\n", implementation.syncWait);

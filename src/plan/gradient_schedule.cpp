@@ -1,6 +1,7 @@
 #include "plan/gradient_schedule.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace paraxis::plan {
 
@@ -104,7 +105,11 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     // (the first layers'). They go out in forward order; the forward reaches group g at
     // F_g, by when the reductions progressed hidden x F_g beside it, and waits for the rest
     // of C_g, the remaining work of g and the groups before it: max over g of C_g - hidden F_g.
+    // Where the calibration measured the rate through the forward (overlap.forward), the
+    // reductions move at it while the forward computes and while it waits alike: group g is
+    // done at C_g / rate, and the forward, having computed F_g, waits for what is left of that.
     const double tail = r.exposed;
+    const std::optional<double> through = overlap.forward;
     double left = tail;
     double cumulative = 0;
     double wait = 0;
@@ -113,15 +118,19 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       left -= remaining;
       cumulative += remaining;
       // Sources run in backward order: a group's last one is the forward's first.
-      wait = std::max(wait, cumulative - overlap.hidden * sources[ends[g] - 1].forwardStart);
+      const double reached = sources[ends[g] - 1].forwardStart;
+      wait = std::max(wait, through ? cumulative / *through - reached : cumulative - overlap.hidden * reached);
     }
     r.exposed = std::max(0.0, wait);
-    // What the forward did not wait for ran beside its compute at the hidden rate, and slowed
-    // it as beside backward (resnet18@64 on 2 ranks here: its forward took 51.9 ms, 40.8 ms on
-    // one rank, with calibrated slowdown 1.3).
+    // What the forward did not wait for ran beside its compute, and slowed it as beside
+    // backward (resnet18@64 on 2 ranks here: its forward took 51.9 ms, 40.8 ms on one rank,
+    // with calibrated slowdown 1.3): (slowdown - 1) / hidden per second of work done beside it,
+    // capped by when the forward reaches its last layer with weights (backward's first source).
     if (overlap.hidden > 0) {
-      // Capped by when the forward reaches its last layer with weights: backward's first source.
-      r.forwardStretch = (overlap.slowdown - 1) * std::min(sources.front().forwardStart, (tail - r.exposed) / overlap.hidden);
+      const double inFlight = through ? std::min(sources.front().forwardStart, tail / *through - r.exposed)
+                                      : std::min(sources.front().forwardStart, (tail - r.exposed) / overlap.hidden);
+      const double workBeside = std::max(0.0, inFlight) * (through ? *through : overlap.hidden);
+      r.forwardStretch = (overlap.slowdown - 1) * workBeside / overlap.hidden;
     }
   }
   return r;

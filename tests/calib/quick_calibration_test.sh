@@ -43,6 +43,12 @@ alone, beside = o.get("compute_alone_s", 0), o.get("compute_beside_s", 0)
 if not (0 < alone and 0 < beside and 0.5 < beside / alone < 100): problems.append(f"overlap times {o}")
 elif not 0.5 < o.get("slowdown", 0) / max(1.0, beside / alone) < 2:
     problems.append(f"slowdown {o.get('slowdown')} against compute beside / alone {beside / alone:.3f}")
+# The forward-priority tail check: its forward's compute took no longer than it did in all, the
+# rate it reports is a fraction, and it is reported, not written.
+if not (0 < o.get("tail_alone_s", 0) and 0 < o.get("tail_compute_s", 0) <= o.get("tail_elapsed_s", 0)):
+    problems.append(f"forward tail {o}")
+elif not 0 < o.get("forward", 0) <= 1: problems.append(f"forward rate {o.get('forward')}")
+elif re.search(r"overlap: \{[^}]*forward:", open(sys.argv[2]).read()): problems.append("overlap.forward written")
 if d["ranks"] != 2: problems.append(f"ranks {d['ranks']}")
 k = d["skew"] or {}
 if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get("compute_s", 0)): problems.append(f"skew {k}")

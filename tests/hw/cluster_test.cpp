@@ -63,7 +63,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].oneSampleHalfRateRows = 12;
       c.device.kernels[static_cast<int>(Kernel::kFullyConnected)].oneSampleHalfRateRows = 0;
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
-      c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5, .chunked = 0.125};
+      c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5, .chunked = 0.125, .forward = 0.0625};
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
       c.implementation.skew = 0.0625;
       c.implementation.syncWait = 2.5e-4;
@@ -111,6 +111,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.implementation.overlap.hidden, c.implementation.overlap.hidden);
     EXPECT_EQ(back.implementation.overlap.slowdown, c.implementation.overlap.slowdown);
     EXPECT_EQ(back.implementation.overlap.chunked, c.implementation.overlap.chunked) << preset.name;
+    EXPECT_EQ(back.implementation.overlap.forward, c.implementation.overlap.forward) << preset.name;
     EXPECT_EQ(back.implementation.wireConversion.f16, c.implementation.wireConversion.f16);
     EXPECT_EQ(back.implementation.wireConversion.bf16, c.implementation.wireConversion.bf16);
     EXPECT_EQ(back.implementation.skew, c.implementation.skew);
@@ -196,6 +197,9 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   // Without `chunked` (a file from before it was measured) the engine's chunks hide as `hidden`.
   const Cluster old = loadClusterText(base + "implementation:\n  overlap: {hidden: 0.5, slowdown: 1.2}\n", "old");
   EXPECT_FALSE(old.implementation.overlap.chunked.has_value());
+  EXPECT_FALSE(old.implementation.overlap.forward.has_value());
+  refused(base + "implementation:\n  overlap: {hidden: 0.5, slowdown: 1.2, forward: 0}\n",
+          "odd.yaml: implementation.overlap.forward: expected a value in [0.0001, 1], found 0");
   EXPECT_DOUBLE_EQ(old.implementation.overlap.whileChunked(), 0.5);
   const Cluster c = loadClusterText(base + "implementation:\n  skew: 0.05\n", "skewed");
   EXPECT_DOUBLE_EQ(c.implementation.skew, 0.05);

@@ -122,6 +122,15 @@ TEST(GradientSchedule, ForwardPriorityHidesTheTailBehindTheNextForward) {
   EXPECT_DOUBLE_EQ(slowed.computeStretch, 0.5);
   EXPECT_DOUBLE_EQ(slowed.exposed, 1.75);
   EXPECT_DOUBLE_EQ(slowed.forwardStretch, 0.25);
+  // Measured through the forward (overlap.forward), the reductions move at that rate while it
+  // computes and while it waits. At 0.5: the first layer's 1 s is done at 2 s (the forward, at
+  // 0, waits 2 s), the other's at 4 s, which the forward reaches at 2 + 0.5 s: it waits 1.5 s
+  // more, 3.5 s in all. Beside its 0.5 s of compute 0.25 s of work was done, stretching it
+  // 0.5 / 0.5 x 0.25 s.
+  const GradientResult through =
+      scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5, .forward = 0.5});
+  EXPECT_DOUBLE_EQ(through.exposed, 3.5);
+  EXPECT_DOUBLE_EQ(through.forwardStretch, 0.25);
   // FIFO waits for every reduction before the next forward: nothing beside it.
   s.order = ReduceOrder::kFifo;
   EXPECT_DOUBLE_EQ(scheduleGradients(sources, 2, s, reduce, 0, {.hidden = 0.5, .slowdown = 1.5}).forwardStretch, 0);

@@ -1,11 +1,17 @@
 #include "calib/torch/overlap_bench.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <mutex>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -15,6 +21,7 @@
 #include "comm/bench.hpp"
 #include "comm/collectives.hpp"
 #include "comm/hierarchy.hpp"
+#include "core/error.hpp"
 #include "core/gradient_comm.hpp"
 #include "core/median.hpp"
 #include "train/torch_runtime.hpp"
@@ -166,12 +173,95 @@ double progressRate(double alone, const Beside& b) {
   return std::clamp(std::clamp(alone - b.waitAfter, 0.0, alone) / b.compute, 0.0, 1.0);
 }
 
+// The previous step's reductions through the next forward under forward priority (reduce/
+// schedulers.cpp once every group is agreed): a thread of its own reduces kTailGroups groups,
+// one call each, the one the forward needs first first; the forward runs layer-sized spans and
+// waits (asleep, as train's awaitGroup) for each group before its share of them. Alone: the
+// same calls back to back. Slowest rank's times.
+struct ForwardTail {
+  double alone = 0, compute = 0, elapsed = 0;  // seconds
+};
+constexpr int kTailGroups = 4;
+constexpr int kSpansPerGroup = 2;
+
+ForwardTail tailThroughForward(const comm::Communicator& comm, ComputeLoop& span, float* data, std::size_t count,
+                               const comm::AllreduceOptions& options, double deadline) {
+  const std::size_t per = std::max<std::size_t>(1, count / kTailGroups);
+  auto group = [&](int g) {
+    comm::iallreduce(comm, data + g * per, data + g * per, per, comm::DataType::kF32, options).wait();
+  };
+  ForwardTail t;
+  t.alone = comm::timeTrial(comm, 1, [&] { for (int g = 0; g < kTailGroups; ++g) group(g); }, deadline);
+  std::mutex mutex;
+  std::condition_variable changed;
+  int done = 0;  // groups reduced; guarded by mutex
+  std::exception_ptr failed;
+  comm::barrier(comm, deadline);
+  const auto begin = Clock::now();
+  double computed = 0;
+  {
+    JoinedThread reducer([&] {
+      for (int g = 0; g < kTailGroups && !failed; ++g) {
+        try {
+          group(g);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+        std::lock_guard lock(mutex);
+        ++done;
+        changed.notify_all();
+      }
+    });
+    for (int g = 0; g < kTailGroups; ++g) {
+      {
+        std::unique_lock lock(mutex);
+        if (!changed.wait_for(lock, std::chrono::duration<double>(deadline), [&] { return done > g || failed; })) {
+          throw TimeoutError(fmt::format("calibrate: gradient group {} of the forward-priority check was not reduced "
+                                         "within the {:.0f} s deadline", g, deadline));
+        }
+      }
+      if (failed) break;
+      for (int k = 0; k < kSpansPerGroup; ++k) {
+        const auto start = Clock::now();
+        span();
+        computed += since(start);
+      }
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+  t.elapsed = comm::slowestRank(comm, since(begin), deadline);
+  t.compute = comm::slowestRank(comm, computed, deadline);
+  return t;
+}
+
+// The rate r (a fraction of the speed alone) at which the tail, moving at r while the forward
+// computes and while it waits, makes the forward wait what `t` measured: plan's model
+// (gradient_schedule.cpp), group g done at C_g / r and reached after F_g of compute.
+double rateThroughForward(const ForwardTail& t) {
+  const double perGroup = t.alone / kTailGroups;
+  const double perSpans = t.compute / kTailGroups;
+  const double waited = std::max(0.0, t.elapsed - t.compute);
+  auto modelWait = [&](double rate) {
+    double wait = 0;
+    for (int g = 0; g < kTailGroups; ++g) wait = std::max(wait, (g + 1) * perGroup / rate - g * perSpans);
+    return wait;
+  };
+  if (perGroup <= 0 || modelWait(1.0) >= waited) return 1.0;
+  double low = 1e-4, high = 1.0;  // modelWait falls as the rate rises
+  if (modelWait(low) <= waited) return low;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(low * high);
+    (modelWait(mid) > waited ? low : high) = mid;
+  }
+  return std::sqrt(low * high);
+}
+
 // Each trial's figures, alone and beside timed back to back: the machine's speed drifts over
 // seconds on a shared VM (calibrations minutes apart read slowdown 1.00 and 1.39 on the netns
 // hosts), so each ratio is taken within its trial and the medians over the trials.
 struct Trials {
   std::vector<double> computeAlone, reductionAlone, computeBeside, waitAfter, chunkedAlone, chunkedBeside,
-      chunkedWaitAfter, slowdown, hidden, chunked;
+      chunkedWaitAfter, slowdown, hidden, chunked, tailAlone, tailCompute, tailElapsed, forward;
 };
 
 }  // namespace
@@ -197,6 +287,14 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   m.bytes = static_cast<double>(count) * sizeof(float);
   // The same bytes as the engine sends them while backward runs.
   const ChunkedCalls chunked(comm, data.data(), averaging);
+  // The forward's spans (~1.4 ms, as between a step's layers), and a tail half as long alone
+  // as their compute (resnet18@64 data=2's ~5 ms against a ~20 ms forward), so that the forward
+  // meets it at several groups.
+  ComputeLoop span(1, 1);
+  const double spanProbe = comm::timeCollectively(comm, 1, 1, span, deadline);
+  const std::size_t tailCount = std::clamp<std::size_t>(
+      static_cast<std::size_t>((std::size_t{1} << 20) * 0.5 * kTailGroups * kSpansPerGroup * spanProbe / probe),
+      std::size_t{16} << 10, data.size());
   reduce(count);  // warm-ups at this size
   chunked(count);
   Trials t;
@@ -213,6 +311,11 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
     t.slowdown.push_back(one.compute / t.computeAlone.back());
     t.hidden.push_back(progressRate(t.reductionAlone.back(), one));
     t.chunked.push_back(progressRate(t.chunkedAlone.back(), calls));
+    const ForwardTail tail = tailThroughForward(comm, span, data.data(), tailCount, averaging, deadline);
+    t.tailAlone.push_back(tail.alone);
+    t.tailCompute.push_back(tail.compute);
+    t.tailElapsed.push_back(tail.elapsed);
+    t.forward.push_back(rateThroughForward(tail));
   }
   m.computeAlone = median(t.computeAlone);
   m.reductionAlone = median(t.reductionAlone);
@@ -224,6 +327,11 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   m.overlap.slowdown = std::clamp(median(t.slowdown), 1.0, 100.0);
   m.overlap.hidden = median(t.hidden);
   m.overlap.chunked = median(t.chunked);
+  m.tailAlone = median(t.tailAlone);
+  m.tailCompute = median(t.tailCompute);
+  m.tailElapsed = median(t.tailElapsed);
+  m.tailGroups = kTailGroups;
+  m.overlap.forward = median(t.forward);
   return m;
 }
 

@@ -18,10 +18,15 @@ struct OverlapMeasurement {
   double chunkedAlone = 0;    // the same bytes chunk by chunk, each after an agreement
   double chunkedBeside = 0;   // the compute with those calls in flight
   double chunkedWaitAfter = 0;
+  // The forward-priority tail: groups reduced from a thread of their own while layer-sized
+  // spans compute and wait for each in turn (seconds alone, of compute, the forward's whole).
+  double tailAlone = 0, tailCompute = 0, tailElapsed = 0;
+  int tailGroups = 0;
   hw::Overlap overlap;        // medians over trials, each from its own alone and beside times:
                               // slowdown: compute beside / alone; hidden: the reduction's
                               // progress during the compute beside over that compute; chunked:
-                              // the same for the chunk-by-chunk calls
+                              // the same for the chunk-by-chunk calls; forward: the rate
+                              // that makes plan's model wait what the tail check waited
 };
 
 // Collective over `comm` (of two ranks or more); every rank returns the same figures.

@@ -212,6 +212,12 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
     progress.flush();
     r.overlap = calib::measureOverlap(world, deadline);
     r.calibrated.implementation.overlap = r.overlap->overlap;
+    // The rate through the next forward is reported, not written: on 2 ranks here it read 29 %
+    // and took resnet18@64 data=2 from -23 to -14 %, but on the 2x2 netns hosts it read 23 %
+    // where the wire, not the cores, sets the tail's pace, and put data=4 at +196 % (lenet) and
+    // +208 % (resnet18) against +5 and -7 % without it (2026-12-04): the check's waits hold the
+    // ranks' drift apart and each call's start, which a constant rate does not describe.
+    r.calibrated.implementation.overlap.forward.reset();
     progress << "timing how far ranks computing the same drift apart ...\n";
     progress.flush();
     r.skew = calib::measureSkew(world, deadline);
@@ -292,6 +298,11 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        "runs: at {:.0f}% of its speed ({} left after)\n",
                        units::formatSeconds(o.chunkedAlone), o.overlap.whileChunked() * 100,
                        units::formatSeconds(o.chunkedWaitAfter));
+    out << fmt::format("  through the next forward (forward priority: {} groups, one call each, while layer-sized spans "
+                       "compute and wait for each in turn): {} alone, {} of compute took {}: at {:.0f}% of its speed "
+                       "(not written: implementation.overlap.forward is set by hand)\n",
+                       o.tailGroups, units::formatSeconds(o.tailAlone), units::formatSeconds(o.tailCompute),
+                       units::formatSeconds(o.tailElapsed), o.overlap.forward.value_or(1) * 100);
   }
   if (r.skew) {
     const calib::SkewMeasurement& k = *r.skew;
@@ -333,7 +344,9 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
                {"reduction_alone_s", o.reductionAlone}, {"compute_alone_s", o.computeAlone},
                {"compute_beside_s", o.computeBeside}, {"wait_after_s", o.waitAfter},
                {"chunked", o.overlap.whileChunked()}, {"chunked_alone_s", o.chunkedAlone},
-               {"chunked_compute_beside_s", o.chunkedBeside}, {"chunked_wait_after_s", o.chunkedWaitAfter}};
+               {"chunked_compute_beside_s", o.chunkedBeside}, {"chunked_wait_after_s", o.chunkedWaitAfter},
+               {"forward", o.overlap.forward.value_or(1)}, {"tail_alone_s", o.tailAlone},
+               {"tail_compute_s", o.tailCompute}, {"tail_elapsed_s", o.tailElapsed}};
   }
   nlohmann::json skew = nullptr;
   if (r.skew) {
