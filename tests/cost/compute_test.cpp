@@ -99,15 +99,27 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   expectPreparedEqualsReference(c);
 }
 
+// A 3x3 512->512 convolution over 2x2 maps (9 MiB of weights, as ResNet-18's last ones at
+// 64^2) and a fully connected layer after it.
+struct ConvThenDense {
+  graph::Model model;
+  int conv = 0, fc = 0;
+  ConvThenDense() {
+    graph::ModelBuilder b("t", graph::TensorShape{512, {2, 2}});
+    conv = b.conv("c", 0, {.filters = 512, .kernel = {3}, .padding = {1}});
+    fc = b.fc("fc", b.flatten("f", conv), 1000);
+    model = std::move(b).build();
+  }
+};
+
 // A convolution's weight-gradient pass moves its weights per pass and per sample
 // (hw::WeightGradientTraffic): with large weights the pass is memory-bound, and a spatial
 // split, which leaves every rank all the weights, does not shorten it. A fully connected
 // layer's weight gradient is one matrix product: its weights move once.
 TEST(Compute, WeightGradientStreamsTheWeightsPerSample) {
-  graph::ModelBuilder b("t", graph::TensorShape{512, {2, 2}});
-  const int conv = b.conv("c", 0, {.filters = 512, .kernel = {3}, .padding = {1}});
-  const int fc = b.fc("fc", b.flatten("f", conv), 1000);
-  const graph::Model m = std::move(b).build();
+  const ConvThenDense net;
+  const graph::Model& m = net.model;
+  const int conv = net.conv, fc = net.fc;
   hw::Device d{.memoryBandwidth = 1e10, .efficiency = {{1, 0.5}}};
   d.weightGradientTraffic = {3, 2};
   d.prepare();
@@ -130,10 +142,9 @@ TEST(Compute, WeightGradientStreamsTheWeightsPerSample) {
 // them; one sample runs a kernel that reads them in place, and reorders nothing; neither does
 // a fully connected layer. At one sample the weight pass moves them WeightGradientTraffic::oneSample times.
 TEST(Compute, ForwardReordersAConvolutionsWeightsOverABatch) {
-  graph::ModelBuilder b("t", graph::TensorShape{512, {2, 2}});
-  const int conv = b.conv("c", 0, {.filters = 512, .kernel = {3}, .padding = {1}});
-  const int fc = b.fc("fc", b.flatten("f", conv), 1000);
-  const graph::Model m = std::move(b).build();
+  const ConvThenDense net;
+  const graph::Model& m = net.model;
+  const int conv = net.conv, fc = net.fc;
   hw::Device d{.memoryBandwidth = 1e10, .efficiency = {{1, 0.5}}};
   d.forwardWeightTraffic = 4;
   d.weightGradientTraffic = {3, 2, 1.5};
