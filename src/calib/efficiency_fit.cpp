@@ -305,7 +305,6 @@ hw::Device memoryOf(const DeviceFit& fit, double callOverhead) {
   d.memoryBandwidth = fit.memoryBandwidth;
   d.bandwidthCurve = fit.bandwidthCurve;
   d.callOverhead = callOverhead;
-  d.weightGradientTraffic = fit.weightGradientTraffic;
   d.prepare();
   return d;
 }

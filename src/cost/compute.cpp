@@ -239,7 +239,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   // moves them as the device says (once by default).
   const double weights = p.params * channelShare * delta;
   const double reordered = accumulatesBySample(p.kernel) ? device.forwardWeightBytes(weights, s.samples) : 0;
-  const double forward = pass(0, true, memorySeconds) + (reordered > 0 ? secondsFor(reordered) : 0);
+  const double forward = pass(0, true, memorySeconds) + secondsFor(reordered);
   const double weightPassSeconds = accumulatesBySample(p.kernel) && !device.weightGradientTraffic.once()
                                        ? secondsFor(bytes - weights + device.weightGradientTraffic.bytes(weights, s.samples))
                                        : memorySeconds;

@@ -1,7 +1,6 @@
 #include "plan/gradient_schedule.hpp"
 
 #include <algorithm>
-#include <optional>
 
 namespace paraxis::plan {
 
@@ -105,11 +104,12 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
     // (the first layers'). They go out in forward order; the forward reaches group g at
     // F_g, by when the reductions progressed hidden x F_g beside it, and waits for the rest
     // of C_g, the remaining work of g and the groups before it: max over g of C_g - hidden F_g.
-    // Where the calibration measured the rate through the forward (overlap.forward), the
-    // reductions move at it while the forward computes and while it waits alike: group g is
-    // done at C_g / rate, and the forward, having computed F_g, waits for what is left of that.
+    // With overlap.forward set, the reductions move at that rate while the forward computes
+    // and while it waits alike; else at `hidden` beside its compute and at full speed while
+    // it waits. Either way: max over g of (C_g - beside F_g) / whileWaiting.
     const double tail = r.exposed;
-    const std::optional<double> through = overlap.forward;
+    const double beside = overlap.forward.value_or(overlap.hidden);
+    const double whileWaiting = overlap.forward.value_or(1.0);
     double left = tail;
     double cumulative = 0;
     double wait = 0;
@@ -118,19 +118,16 @@ GradientResult scheduleGradients(const std::vector<GradientSource>& sources, dou
       left -= remaining;
       cumulative += remaining;
       // Sources run in backward order: a group's last one is the forward's first.
-      const double reached = sources[ends[g] - 1].forwardStart;
-      wait = std::max(wait, through ? cumulative / *through - reached : cumulative - overlap.hidden * reached);
+      wait = std::max(wait, (cumulative - beside * sources[ends[g] - 1].forwardStart) / whileWaiting);
     }
     r.exposed = std::max(0.0, wait);
     // What the forward did not wait for ran beside its compute, and slowed it as beside
     // backward (resnet18@64 on 2 ranks here: its forward took 51.9 ms, 40.8 ms on one rank,
     // with calibrated slowdown 1.3): (slowdown - 1) / hidden per second of work done beside it,
     // capped by when the forward reaches its last layer with weights (backward's first source).
-    if (overlap.hidden > 0) {
-      const double inFlight = through ? std::min(sources.front().forwardStart, tail / *through - r.exposed)
-                                      : std::min(sources.front().forwardStart, (tail - r.exposed) / overlap.hidden);
-      const double workBeside = std::max(0.0, inFlight) * (through ? *through : overlap.hidden);
-      r.forwardStretch = (overlap.slowdown - 1) * workBeside / overlap.hidden;
+    if (overlap.hidden > 0 && beside > 0) {
+      const double inFlight = std::min(sources.front().forwardStart, (tail - whileWaiting * r.exposed) / beside);
+      r.forwardStretch = (overlap.slowdown - 1) * std::max(0.0, inFlight) * beside / overlap.hidden;
     }
   }
   return r;
