@@ -100,6 +100,8 @@ void runHierarchical(std::byte* acc, std::size_t count, DataType type, const All
   across.algorithm = AllreduceAlgorithm::kRing;
   across.hierarchy = nullptr;
   across.prescale = 1.0F;
+  across.beforeRead = {};  // the whole buffer is staged once, around this call
+  across.afterWrite = {};
   allreduce(h.cross(), shard, shard, chunks.count(me), type, across);
   const CallInfo gather{.op = Operation::kAllgather, .type = type, .count = count, .bytes = bytes,
                         .deadlineSeconds = o.deadlineSeconds, .algorithm = "ring"};
@@ -116,8 +118,8 @@ CallInfo callInfo(const Communicator& comm, std::size_t count, DataType type, co
           .deadlineSeconds = o.deadlineSeconds, .algorithm = algorithmName(chooseAllreduce(comm, bytes, o))};
 }
 
-detail::OpFunction body(const void* send, void* recv, std::size_t count, DataType type,
-                        const AllreduceOptions& o) {
+detail::OpFunction reduction(const void* send, void* recv, std::size_t count, DataType type,
+                             const AllreduceOptions& o) {
   return [=](OpContext& context) {
     prepare(send, recv, count, type, o.prescale);
     if (count == 0 || context.size() == 1) {
@@ -133,6 +135,17 @@ detail::OpFunction body(const void* send, void* recv, std::size_t count, DataTyp
     } else {
       runFlat(context, algorithm, acc, count, type, o);
     }
+  };
+}
+
+detail::OpFunction body(const void* send, void* recv, std::size_t count, DataType type,
+                        const AllreduceOptions& o) {
+  detail::OpFunction run = reduction(send, recv, count, type, o);
+  if (!o.beforeRead && !o.afterWrite) return run;
+  return [run = std::move(run), before = o.beforeRead, after = o.afterWrite](OpContext& context) {
+    if (before) before();
+    run(context);
+    if (after) after();
   };
 }
 

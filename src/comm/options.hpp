@@ -1,6 +1,7 @@
 #pragma once
 // One options struct per operation (STYLE.md practice 2): new knobs become fields.
 #include <cstddef>
+#include <functional>
 #include <optional>
 
 #include "comm/types.hpp"
@@ -30,6 +31,10 @@ struct AllreduceOptions {
   // α, β, γ between hosts; kAuto considers kHierarchical only when this and `hierarchy` are set.
   std::optional<alphabeta::LinkParams> crossProfile;
   double deadlineSeconds = 0;  // 0: the communicator's default
+  // Run on the communication thread just before the operation reads its input and just after
+  // it has written its result: data that lives in device memory is staged through the host
+  // buffers the call is given (the gradient engine's GPU buffers). Empty: the buffers are the data.
+  std::function<void()> beforeRead, afterWrite;
 };
 
 enum class GatherAlgorithm { kRing, kBuiltin };

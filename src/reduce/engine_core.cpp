@@ -57,8 +57,15 @@ comm::AllreduceOptions EngineCore::denseOptions() const {
 }
 
 comm::Work EngineCore::reduceDense(int group, std::int64_t offset, std::int64_t count) {
-  float* data = groups[group].data + offset;
-  return comm::iallreduce(reduce_, data, data, static_cast<std::size_t>(count), comm::DataType::kF32, denseOptions());
+  const GradientGroup& g = groups[group];
+  comm::AllreduceOptions options = denseOptions();
+  if (g.stage) {
+    if (reduce_.size() == 1) return {};  // a device copy there and back for an average of one
+    options.beforeRead = [stage = g.stage, offset, count] { stage(offset, count, true); };
+    options.afterWrite = [stage = g.stage, offset, count] { stage(offset, count, false); };
+  }
+  float* data = g.data + offset;
+  return comm::iallreduce(reduce_, data, data, static_cast<std::size_t>(count), comm::DataType::kF32, options);
 }
 
 std::string EngineCore::largestGroupAlgorithm() const {
@@ -77,7 +84,6 @@ std::vector<std::uint8_t> EngineCore::agreeReady(const std::vector<std::uint8_t>
 
 void EngineCore::resetStep() {
   for (GradientGroup& g : groups) {
-    std::fill(g.data, g.data + g.elements, 0.0F);
     g.pending = static_cast<int>(g.members.size());
     g.work = comm::Work();
   }

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,8 +26,11 @@ namespace paraxis::reduce {
 struct GradientGroup {
   std::vector<int> members;  // parameter indices, forward order
   std::vector<int> layers;   // the layers whose gradients the group holds, backward order
-  float* data = nullptr;     // the flat buffer the members' gradients accumulate into
+  float* data = nullptr;     // host memory the wire reads and writes: the flat buffer itself, or its staging copy
   std::int64_t elements = 0;
+  // Set where the buffer lives on a device: copies elements [offset, offset + count) to `data`
+  // (toHost) or back. The reduction runs it on the communication thread around the wire.
+  std::function<void(std::int64_t offset, std::int64_t count, bool toHost)> stage;
   int pending = 0;           // members whose gradient has not arrived this step
   comm::Work work;
 };
@@ -47,7 +51,8 @@ class EngineCore {
 
   // Non-blocking averaging allreduce of `count` elements of group g from `offset`, in the
   // configured dense wire format (fp32, fp16 or bf16 on the wire, 1/P prescale) and with the
-  // configured algorithm (hierarchical: over the hosts the ranks are on).
+  // configured algorithm (hierarchical: over the hosts the ranks are on). A staged group's
+  // elements go through host memory; on one rank it is left where it is (the average of one).
   comm::Work reduceDense(int group, std::int64_t offset, std::int64_t count);
   // The algorithm reduceDense runs for the largest group ("none" on one rank): what a train
   // report names, to hold against the oracle's pick.
@@ -65,7 +70,7 @@ class EngineCore {
   bool stopping = false;
   std::exception_ptr failure;  // of a background thread; the caller rethrows it
 
-  void resetStep();  // caller holds mutex
+  void resetStep();  // caller holds mutex; the owner zeroes the buffers
   // A background thread failed: keep the first failure, wake everyone. Takes mutex.
   void fail(std::exception_ptr error);
   // Caller holds the lock: rethrows a background thread's failure.

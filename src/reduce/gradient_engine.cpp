@@ -2,6 +2,10 @@
 
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <algorithm>
+
+#include "core/error.hpp"
+
 namespace paraxis::reduce {
 namespace {
 
@@ -29,14 +33,16 @@ GradientEngine::Layers GradientEngine::eachTensorALayer(const std::vector<torch:
 }
 
 GradientEngine::GradientEngine(const comm::Communicator& comm, Layers layers, GradientComm settings,
-                               double sparseMomentum)
+                               double sparseMomentum, Staging staging)
     : core_(comm, settings) {
   settings.validate("gradient engine settings");
+  for (const auto& layer : layers) parameters_.insert(parameters_.end(), layer.begin(), layer.end());
+  const bool onCpu = std::all_of(parameters_.begin(), parameters_.end(), [](const torch::Tensor& p) { return p.is_cpu(); });
+  if (settings.sparse() && !onCpu) throw ConfigError("--wire chunk-sparse: runs with the model on the CPU only");
   if (settings.sparse()) {
     sparse_ = std::make_unique<ChunkSparseWire>(settings.density, settings.sparseChunkElements, sparseMomentum);
   }
-  for (const auto& layer : layers) parameters_.insert(parameters_.end(), layer.begin(), layer.end());
-  formGroups(layers);
+  formGroups(layers, staging);
   ordered_ = makeOrderedScheduler(core_);
   sparseScheduler_ = makeInOrderScheduler(core_, [this](int group) {
     sparse_->reduce(core_.reduceComm(), group, buffers_[group]);
@@ -63,7 +69,7 @@ GradientEngine::~GradientEngine() {
 
 // Layers in backward order, each layer's bytes together: the same list the oracle groups.
 // A group's members are its parameters in backward order; the buffer holds them in that order.
-void GradientEngine::formGroups(const Layers& layers) {
+void GradientEngine::formGroups(const Layers& layers, Staging staging) {
   std::vector<int> firstParameter(layers.size() + 1, 0);
   for (std::size_t l = 0; l < layers.size(); ++l) firstParameter[l + 1] = firstParameter[l] + static_cast<int>(layers[l].size());
   std::vector<int> backwardLayers;
@@ -84,26 +90,46 @@ void GradientEngine::formGroups(const Layers& layers) {
       for (int i = firstParameter[layer + 1] - 1; i >= firstParameter[layer]; --i) g.members.push_back(i);
     }
     const int index = static_cast<int>(core_.groups.size());
-    std::int64_t elements = 0;
-    for (int i : g.members) elements += parameters_[i].numel();
-    torch::Tensor buffer = torch::zeros({elements});
+    for (int i : g.members) g.elements += parameters_[i].numel();
+    addBuffer(g, staging);
     std::int64_t offset = 0;
     for (int i : g.members) {
       torch::Tensor& p = parameters_[i];
       // The parameter's own strides (channels-last weights included): autograd accumulates
       // into a gradient laid out like its parameter without a copy.
-      p.mutable_grad() = buffer.narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
+      p.mutable_grad() = buffers_.back().narrow(0, offset, p.numel()).as_strided(p.sizes(), p.strides());
       offset += p.numel();
       groupOfParameter_[i] = index;
     }
-    g.data = buffer.data_ptr<float>();
-    g.elements = elements;
-    if (sparse_) sparse_->addGroup(elements);
-    buffers_.push_back(std::move(buffer));
+    if (sparse_) sparse_->addGroup(g.elements);
     core_.groups.push_back(std::move(g));
   }
   core_.complete.assign(core_.groups.size(), 0);
   core_.reduced.assign(core_.groups.size(), 0);
+}
+
+// The group's buffer on its members' device, and where the wire cannot read it there (or
+// `staging` asks), a host copy of it that the reduction fills and empties (pinned for a GPU, so
+// that the copies run at the link's speed).
+void GradientEngine::addBuffer(GradientGroup& g, Staging staging) {
+  const torch::Device device = parameters_[g.members.front()].device();
+  torch::Tensor buffer = torch::zeros({g.elements}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+  if (device.is_cpu() && staging == Staging::kWhereNeeded) {
+    g.data = buffer.data_ptr<float>();
+  } else {
+    torch::Tensor host = torch::zeros({g.elements}, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(device.is_cuda()));
+    g.data = host.data_ptr<float>();
+    g.stage = [buffer, host](std::int64_t offset, std::int64_t count, bool toHost) {
+      torch::NoGradGuard noGrad;
+      if (toHost) {
+        host.narrow(0, offset, count).copy_(buffer.narrow(0, offset, count));
+      } else {
+        buffer.narrow(0, offset, count).copy_(host.narrow(0, offset, count));
+      }
+    };
+    staging_.push_back(std::move(host));
+  }
+  buffers_.push_back(std::move(buffer));
 }
 
 void GradientEngine::beginStep() {
@@ -113,6 +139,7 @@ void GradientEngine::beginStep() {
     std::lock_guard lock(core_.mutex);
     core_.resetStep();
   }
+  for (torch::Tensor& buffer : buffers_) buffer.zero_();
   active().beginStep();
 }
 

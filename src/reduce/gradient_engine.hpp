@@ -36,7 +36,12 @@ class GradientEngine {
   // Each layer's parameters, layers in forward order (a layer without parameters may be
   // empty); every rank passes the same list. Collective: duplicates `comm`.
   using Layers = std::vector<std::vector<torch::Tensor>>;
-  GradientEngine(const comm::Communicator& comm, Layers layers, GradientComm settings, double sparseMomentum = 0.9);
+  // The group buffers live where the parameters do. MPI reads host memory: buffers on a GPU
+  // are staged through pinned host copies around each reduction (none on one rank). kAlways
+  // stages CPU buffers too, so that tests run that path without a GPU.
+  enum class Staging { kWhereNeeded, kAlways };
+  GradientEngine(const comm::Communicator& comm, Layers layers, GradientComm settings, double sparseMomentum = 0.9,
+                 Staging staging = Staging::kWhereNeeded);
   // Tensors that belong to no model layer: each its own layer.
   static Layers eachTensorALayer(const std::vector<torch::Tensor>& tensors);
   ~GradientEngine();  // removes the hooks and ends background threads
@@ -80,11 +85,13 @@ class GradientEngine {
 
  private:
   Scheduler& active() const { return sparseActive_ ? *sparseScheduler_ : *ordered_; }
-  void formGroups(const Layers& layers);
+  void formGroups(const Layers& layers, Staging staging);
+  void addBuffer(GradientGroup& g, Staging staging);
 
   EngineCore core_;
   std::vector<torch::Tensor> parameters_;  // forward order
-  std::vector<torch::Tensor> buffers_;     // per group
+  std::vector<torch::Tensor> buffers_;     // per group, on the parameters' device
+  std::vector<torch::Tensor> staging_;     // per group where staged: host copies the wire reads and writes
   std::vector<int> groupOfParameter_;
   std::unique_ptr<ChunkSparseWire> sparse_;
   std::unique_ptr<Scheduler> ordered_;

@@ -2,7 +2,10 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
+#if __has_include(<glog/logging.h>)  // Debian's LibTorch logs through glog; PyTorch 2's wheels do not
 #include <glog/logging.h>
+#define PARAXIS_TORCH_GLOG 1
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -33,11 +36,15 @@ class Tracker final : public c10::MemoryReportingInfoBase {
 
 // While tracking, the allocator warns (through glog, every 1000th time) about each free of a
 // tensor allocated before: expected here, so warnings are held back until tracking ends.
+#ifdef PARAXIS_TORCH_GLOG
 struct QuietAllocatorWarnings {
   int saved = FLAGS_minloglevel;
   QuietAllocatorWarnings() { FLAGS_minloglevel = std::max(saved, google::GLOG_ERROR); }
   ~QuietAllocatorWarnings() { FLAGS_minloglevel = saved; }
 };
+#else
+struct QuietAllocatorWarnings {};
+#endif
 
 struct AllocationPeak::State {
   QuietAllocatorWarnings quiet;

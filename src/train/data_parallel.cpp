@@ -4,6 +4,7 @@
 
 #include "core/check.hpp"
 #include "core/trace.hpp"
+#include "train/device.hpp"
 
 namespace paraxis::train {
 namespace {
@@ -33,6 +34,7 @@ DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientC
     parameters_.insert(parameters_.end(), layers.back().begin(), layers.back().end());
   }
   check(!all || parameters_.size() == net_->parameters().size(), "every parameter belongs to one IR layer");
+  if (!net_->parameters().empty()) device_ = net_->parameters().front().device();
   engine_ = std::make_unique<reduce::GradientEngine>(comm_, std::move(layers), gradientComm, sgd.momentum);
   for (const auto& p : parameters_) momentum_.push_back(torch::zeros_like(p));
   sparse_ = gradientComm.sparse();
@@ -58,6 +60,7 @@ void DataParallelStep::setSparse(bool enabled) {
 }
 
 void DataParallelStep::update(int group, double lr) {
+  synchronizeDevice(device_);  // the forward's kernels so far are the forward's
   const auto begin = Clock::now();
   torch::NoGradGuard noGrad;
   SgdOptions step = sgd_;
@@ -71,9 +74,14 @@ void DataParallelStep::update(int group, double lr) {
       }
     }
   }
+  std::vector<torch::Tensor> params, grads, moments;
   for (int i : engine_->groupOf(group)) {
-    sgdStep(parameters_[i], parameters_[i].grad(), momentum_[i], step, lr);
+    params.push_back(parameters_[i]);
+    grads.push_back(parameters_[i].grad());
+    moments.push_back(momentum_[i]);
   }
+  sgdStepGroup(params, grads, moments, step, lr);
+  synchronizeDevice(device_);
   updating_ += traced("update", begin);
 }
 
@@ -103,10 +111,12 @@ double DataParallelStep::step(const torch::Tensor& inputs, const torch::Tensor& 
     const std::vector<torch::Tensor> outputs = executor_->run(inputs);
     const torch::Tensor loss = executor_->loss(outputs, targets);
     synchronize();  // groups of weights the forward did not reach
+    synchronizeDevice(device_);  // a GPU's clock: the kernels run, not their launch
     times_.forward = traced("forward", start) - waiting_ - updating_;
     engine_->beginStep();
     start = Clock::now();
     loss.backward();
+    synchronizeDevice(device_);
     const auto finished = Clock::now();
     trace::complete("backward", "backward", start, finished);
     times_.backward = std::chrono::duration<double>(finished - start).count();

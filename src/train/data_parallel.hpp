@@ -55,6 +55,7 @@ class DataParallelStep {
  private:
   comm::Communicator comm_;
   IrNet net_;
+  torch::Device device_ = torch::kCPU;  // the net's: a GPU's phases end with a synchronisation
   std::unique_ptr<BatchExecutor> executor_;
   std::vector<torch::Tensor> parameters_;  // the engine's order: layer by layer, forward
   std::unique_ptr<reduce::GradientEngine> engine_;

@@ -58,4 +58,27 @@ void sgdStep(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, const S
   p.sub_(step, lr);
 }
 
+void sgdStepGroup(std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& g, std::vector<torch::Tensor>& m,
+                  const SgdOptions& o, double lr) {
+  std::vector<torch::Tensor> params, grads, moments;  // those a loss reached (as sgdStep)
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!g[i].defined()) continue;
+    if (p[i].is_cpu()) {
+      sgdStep(p[i], g[i], m[i], o, lr);
+      continue;
+    }
+    params.push_back(p[i]);
+    grads.push_back(g[i]);
+    moments.push_back(m[i]);
+  }
+  if (params.empty()) return;
+  std::vector<torch::Tensor> step = o.weightDecay != 0 ? at::_foreach_add(grads, params, o.weightDecay) : grads;
+  if (o.momentum != 0) {
+    at::_foreach_mul_(moments, o.momentum);
+    at::_foreach_add_(moments, step);
+    step = o.nesterov ? at::_foreach_add(step, moments, o.momentum) : moments;
+  }
+  at::_foreach_add_(params, step, -lr);
+}
+
 }  // namespace paraxis::train

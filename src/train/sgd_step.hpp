@@ -20,4 +20,10 @@ struct SgdOptions {
 // over memory; any other layout or type takes LibTorch's elementwise operations.
 void sgdStep(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& m, const SgdOptions& o, double lr);
 
+// The same step for a group of parameters (their gradients and momentum buffers alike): on the
+// CPU one sgdStep each; on a GPU one multi-tensor kernel per operation over the whole group, as
+// PyTorch's foreach SGD runs it, instead of three launches per parameter.
+void sgdStepGroup(std::vector<torch::Tensor>& p, const std::vector<torch::Tensor>& g, std::vector<torch::Tensor>& m,
+                  const SgdOptions& o, double lr);
+
 }  // namespace paraxis::train

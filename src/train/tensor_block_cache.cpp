@@ -5,6 +5,8 @@
 #include <c10/core/impl/alloc_cpu.h>
 
 #include <bit>
+#include <cstring>
+#include <utility>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -16,10 +18,16 @@ class TensorBlockCache final : public c10::Allocator {
  public:
   explicit TensorBlockCache(std::size_t cacheBytes) : limit_(cacheBytes) {}
 
-  c10::DataPtr allocate(std::size_t bytes) const override {
+  // c10's interface changed in PyTorch 2.3: allocate() lost its const and copy_data() came in.
+  // Both forms, without `override`, build against either (Debian's 1.13, a CUDA PyTorch 2).
+  c10::DataPtr allocate(std::size_t bytes) const {  // NOLINT(modernize-use-override)
     void* block = bytes < kCachedBlockBytes ? c10::alloc_cpu(bytes) : take(bytes);
     if (block != nullptr) c10::profiledCPUMemoryReporter().New(block, bytes);
     return {block, block, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DataPtr allocate(std::size_t bytes) { return std::as_const(*this).allocate(bytes); }  // NOLINT
+  void copy_data(void* dest, const void* src, std::size_t count) const {  // NOLINT
+    if (count > 0) std::memcpy(dest, src, count);
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &release; }

@@ -1,5 +1,7 @@
 #include "train/torch_runtime.hpp"
 
+#include "train/device.hpp"
+
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -27,5 +29,7 @@ TorchRuntimeInfo torchRuntimeInfo() {
   info.parallelInfo = at::get_parallel_info();
   return info;
 }
+
+void requireDevice(const ComputeDevice& device, std::string_view what) { (void)torchDevice(device, what); }
 
 }  // namespace paraxis::train

@@ -2,6 +2,9 @@
 // The torch process settings paraxis controls. Torch headers stay in the .cpp so that callers
 // (the CLI, tests) compile in seconds.
 #include <string>
+#include <string_view>
+
+#include "core/compute_device.hpp"
 
 namespace paraxis::train {
 
@@ -19,5 +22,9 @@ struct TorchRuntimeInfo {
 int configureTorchThreads(int threads, int ranksOnHost);
 
 TorchRuntimeInfo torchRuntimeInfo();
+
+// ConfigError naming `what` unless this LibTorch can run on `device` (train/device.hpp's
+// check, for callers that keep torch out): commands call it at start-up, before any output.
+void requireDevice(const ComputeDevice& device, std::string_view what);
 
 }  // namespace paraxis::train

@@ -23,6 +23,7 @@
 #include "train/allocation_peak.hpp"
 #include "train/checkpoint.hpp"
 #include "train/data_parallel.hpp"
+#include "train/device.hpp"
 #include "train/dataset.hpp"
 #include "train/pipeline_net.hpp"
 #include "train/placed_net.hpp"
@@ -71,6 +72,20 @@ struct Data {
   Dataset train;
   Dataset test;
 };
+
+// The run's data where its model runs: a GPU's steps then pick batches without a host copy.
+Data onDevice(Data d, const torch::Device& device) {
+  for (Dataset* set : {&d.train, &d.test}) {
+    set->images = set->images.to(device);
+    set->labels = set->labels.to(device);
+  }
+  return d;
+}
+
+IrNet onDevice(IrNet net, const torch::Device& device) {
+  net->to(device);  // before the gradient engine lays its buffers out beside the parameters
+  return net;
+}
 
 Data loadData(const TrainOptions& o, const graph::Model& model) {
   const graph::TensorShape& input = model.inputShape();
@@ -225,11 +240,14 @@ class Trainer {
   Trainer(const comm::Communicator& comm, const graph::Model& model, const TrainOptions& o, std::ostream& out)
       : comm_(comm), model_(model), o_(o), out_(out), threads_(configureTorchThreads(o.threads, comm.size())),
         seeded_((torch::manual_seed(o.seed), true)),  // identical initial weights on every rank
-        data_(loadData(o, model)),
+        device_(torchDevice(o.device)),
+        data_(onDevice(loadData(o, model), device_)),
         grid_(o.grid ? checkGrid(*o.grid, comm.size(), model) : plan::Grid{.data = comm.size()}),
         replica_(comm.rank() / grid_.modelParallel()),
         groups_(gridGroups(comm, grid_, model.inputShape().rank(), o.haloOverlap)),
-        net_(model, IrNetOptions{.samplesPerCall = samplesPerCall(o, grid_)}),
+        // NCHW on a GPU: cuDNN's fp32 layout, and PyTorch eager's default there.
+        net_(onDevice(IrNet(model, IrNetOptions{.channelsLast = !o.device.cuda(), .samplesPerCall = samplesPerCall(o, grid_)}),
+                      device_)),
         dp_(groups_.weights, net_, o.comm, {o.momentum, o.nesterov, o.weightDecay, o.skipNonFinite}, executorFor(comm, net_, grid_, groups_, o)),
         lead_(comm.rank() == 0), terminal_(redrawsProgress(o)),
         state_{dp_.parameters(), dp_.net()->buffers(), dp_.momentumBuffers(), dp_.engine().residualState()} {
@@ -274,7 +292,7 @@ class Trainer {
     const auto epochStart = Clock::now();
     const std::vector<std::int64_t> mine =
         shardIndices(data_.train.size(), replica_, grid_.data, o_.batchPerRank, o_.seed, epoch);
-    const torch::Tensor index = torch::tensor(mine, torch::kInt64);
+    const torch::Tensor index = torch::tensor(mine, torch::kInt64).to(device_);
     double lossSum = 0;
     std::int64_t steps = 0;
     for (std::int64_t it = done_ % perEpoch_; it < perEpoch_ && done_ < total_; ++it, ++done_, ++steps) {
@@ -407,7 +425,7 @@ class Trainer {
     if (!lead_) return;
     std::string bytes;
     for (const auto& p : whole) {
-      const torch::Tensor c = p.detach().to(torch::kFloat32).contiguous();
+      const torch::Tensor c = p.detach().to(torch::kCPU, torch::kFloat32).contiguous();
       bytes.append(reinterpret_cast<const char*>(c.data_ptr<float>()), c.numel() * sizeof(float));
     }
     writeFileAtomically(o_.weightsOut, bytes, "--weights-out");
@@ -470,6 +488,7 @@ class Trainer {
   std::ostream& out_;
   int threads_;
   bool seeded_;
+  torch::Device device_;
   Data data_;
   plan::Grid grid_;
   int replica_;  // this rank's data replica
@@ -543,6 +562,10 @@ TrainReport runTraining(const comm::Communicator& comm, const graph::Model& mode
                         std::ostream& out) {
   if (o.comm.negotiation == Negotiation::kCentralized) {
     throw ConfigError("centralized negotiation is modelled by plan but not run by train: use decentralized or none");
+  }
+  if (o.device.cuda() && o.grid && o.grid->total() != o.grid->data) {
+    throw ConfigError(fmt::format("--device {}: runs the data axis only so far; grid {} splits the model",
+                                  o.device.str(), o.grid->str()));
   }
   return Trainer(comm, model, o, out).run();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "core/compute_device.hpp"
 #include "graph/model.hpp"
 #include "plan/estimate.hpp"
 #include "plan/strategy.hpp"
@@ -55,6 +56,7 @@ struct TrainOptions {
   double warmupEpochs = 0;
   std::string lrSchedule = "constant";  // constant, step, cosine
   int threads = 0;
+  ComputeDevice device;  // where the model, data and gradient buffers live (cuda: the data axis only)
   std::uint64_t seed = 1;
   // The gradient engine, in the strategy file's vocabulary (a plan's settings apply as they are).
   GradientComm comm;

@@ -8,6 +8,8 @@ expect_ok "wrote .*paraxis-fitted" bench compute --model lenet,small-cnn --batch
 expect_ok "device fitted by paraxis bench compute" clusters show "$fitted"
 rm -f "$fitted"
 expect_error "--batch: must be in \[1, 1048576\], found .0." bench compute --model lenet --batch 0
+expect_error "--device: .cuda:x.: expected cpu, cuda or cuda:N" bench compute --model lenet --device cuda:x
+expect_error "--device cuda:1: this paraxis is built against a LibTorch without CUDA" bench compute --model lenet --device cuda:1
 expect_ok "f16 +scalar +encode" bench convert --mib 1 --trials 1
 expect_ok "an allreduce's conversions on the (avx512|avx2|scalar) path" bench convert --mib 1 --trials 1
 expect_json_keys bench-convert bench convert --mib 1 --trials 1 --json

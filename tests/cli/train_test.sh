@@ -7,6 +7,10 @@ expect_error "--density: must be in \(0, 1\], found .2." train --density 2
 expect_error "--lr-schedule: expected constant, step or cosine" train --lr-schedule linear
 expect_error "--optimizer: only sgd" train --optimizer adam
 expect_error "unknown cluster .nosuch.: the presets are" train --cluster nosuch --iterations 1
+expect_error "--device: 'gpu': expected cpu, cuda or cuda:N" train --device gpu
+expect_error "--device: 'cuda:64': expected cpu, cuda or cuda:N \(N from 0 to 63\)" train --device cuda:64
+# Debian's LibTorch has no CUDA: the CUDA path is built, and refused at run time with one line.
+expect_error "--device cuda:0: this paraxis is built against a LibTorch without CUDA" train --device cuda --iterations 1
 expect_error "--placement-method: expected list, ilp or auto, found .heft." train --grid place=2 --placement-method heft
 expect_error "--placement-time-limit: .*" train --grid place=2 --placement-time-limit 0
 expect_error "--threads: must be in \[0, 1024\], found .100000." train --threads 100000

@@ -267,6 +267,35 @@ TEST(Equivalence, ChunkSparseMatchesASerialSimulationOfTheCompressor) {
 }
 
 
+// Buffers staged through host copies around each reduction (the path a GPU's buffers take,
+// forced on the CPU) reduce to the average over ranks, in both orders and with chunks smaller
+// than a group (forward priority stages chunk by chunk).
+TEST(Engine, StagedBuffersReduceToTheAverage) {
+  const double meanScale = (gWorld->size() + 1) / 2.0;  // rank r scales its loss by r + 1
+  for (const ReduceOrder order : {ReduceOrder::kFifo, ReduceOrder::kForwardPriority}) {
+    torch::manual_seed(5);
+    const torch::Tensor w = torch::randn({300}).requires_grad_(true);
+    const torch::Tensor v = torch::randn({7, 5}).requires_grad_(true);
+    GradientComm settings;
+    settings.order = order;
+    settings.grouping = Grouping::kPerLayer;
+    settings.chunkBytes = 256;
+    reduce::GradientEngine engine(*gWorld, {{w}, {v}}, settings, 0.9, reduce::GradientEngine::Staging::kAlways);
+    engine.beginStep();
+    const double scale = gWorld->rank() + 1;
+    ((w * scale).sum() + (v * v * scale).sum()).backward();
+    if (engine.deferred()) {
+      engine.endBackward();
+      for (int g = 0; g < engine.groupCount(); ++g) engine.awaitGroup(g);
+    } else {
+      engine.finishStep();
+    }
+    const char* name = order == ReduceOrder::kFifo ? "fifo" : "forward priority";
+    EXPECT_LT((w.grad() - meanScale).abs().max().item<double>(), 1e-5) << name;
+    EXPECT_LT((v.grad() - 2 * v.detach() * meanScale).abs().max().item<double>(), 1e-4) << name;
+  }
+}
+
 // A failure on the engine's negotiation thread (here: a peer that never joins the step, so the
 // readiness round times out) reaches the caller of finishStep as the comm error, instead of
 // terminating the process; the waiting rank is not held past the deadline.

@@ -8,6 +8,7 @@
 #include "core/trace.hpp"
 #include "cost/compute.hpp"
 #include "graph/zoo/zoo.hpp"
+#include "train/device.hpp"
 #include "train/ir_module.hpp"
 #include "train/torch_runtime.hpp"
 
@@ -34,7 +35,9 @@ constexpr int kWarmUps = 2;
 // made a ReLU's backward 30x slower than in a training step).
 std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tensor& input, int repeats,
                                     const std::function<void()>& beforePass) {
-  train::IrNet net(model, train::IrNetOptions{.inPlace = false, .samplesPerCall = input.size(0)});
+  const torch::Device device = input.device();
+  train::IrNet net(model, train::IrNetOptions{.inPlace = false, .channelsLast = device.is_cpu(), .samplesPerCall = input.size(0)});
+  net->to(device);
   net->train();
   std::vector<torch::Tensor> outputs;
   {
@@ -56,8 +59,10 @@ std::vector<double> backwardSeconds(const graph::Model& model, const torch::Tens
     for (int pass = 0; pass < repeats + kWarmUps; ++pass) {
       for (int j : layer.inputs) inputs[j].mutable_grad().reset();
       if (beforePass) beforePass();
+      train::synchronizeDevice(device);
       const auto start = Clock::now();
       y.backward(gradient, /*retain_graph=*/true);
+      train::synchronizeDevice(device);
       if (pass >= kWarmUps) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
     seconds[i] = median(std::move(times));
@@ -101,19 +106,27 @@ double speedProbeSeconds(const std::function<void()>& beforePass) {
 }
 
 std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
-                                         const std::function<void()>& beforePass) {
+                                         const std::function<void()>& beforePass, const ComputeDevice& on) {
   train::configureTorchThreads(threads, 1);
+  const torch::Device device = train::torchDevice(on);
   torch::manual_seed(1);
-  train::IrNet net(model, train::IrNetOptions{.samplesPerCall = batch});  // the layouts training runs at that batch
+  // The layouts training runs at that batch on that device.
+  train::IrNet net(model, train::IrNetOptions{.channelsLast = !on.cuda(), .samplesPerCall = batch});
+  net->to(device);
   net->train();
-  const torch::Tensor input = randomInput(model, batch);
+  const torch::Tensor input = randomInput(model, batch).to(device);
 
+  // On a GPU each mark waits for the kernels before it: a layer's time is its kernels' run.
   std::vector<Clock::time_point> marks(model.size() + 1);
-  net->setBeforeLayer([&](int i) { marks[i] = Clock::now(); });
+  net->setBeforeLayer([&](int i) {
+    train::synchronizeDevice(device);
+    marks[i] = Clock::now();
+  });
   std::vector<std::vector<double>> seconds(model.size());
   for (int pass = 0; pass <= repeats; ++pass) {
     if (beforePass) beforePass();
     const std::vector<torch::Tensor> outputs = net->run(input);
+    train::synchronizeDevice(device);
     marks[model.size()] = Clock::now();
     if (pass == 0) continue;  // warm-up: allocations, oneDNN's kernel choice
     for (int i = 1; i < model.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "calib/efficiency_fit.hpp"
+#include "core/compute_device.hpp"
 #include "graph/model.hpp"
 
 namespace paraxis::calib {
@@ -16,8 +17,10 @@ namespace paraxis::calib {
 // each such layer's backward pass alone, the same way (TimedCall's backward fields).
 // `beforePass` runs before every pass: ranks that time at once (as they train at once,
 // sharing the node's cores and memory) line their passes up there.
+// `device`: where the layers run (a GPU's layers are timed from synchronisation to
+// synchronisation, in the layout training uses there, NCHW).
 std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
-                                         const std::function<void()>& beforePass = {});
+                                         const std::function<void()>& beforePass = {}, const ComputeDevice& device = {});
 
 // The speed probe: one fixed training step (kSpeedProbe), forward and backward, on one
 // thread whatever the job runs on (so that figures taken by different jobs compare): the

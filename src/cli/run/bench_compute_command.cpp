@@ -19,12 +19,14 @@
 #include "cli/run/run_configuration.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
+#include "core/compute_device.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 #include "cost/compute.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
+#include "train/torch_runtime.hpp"
 
 namespace paraxis::cli {
 namespace {
@@ -34,6 +36,7 @@ struct Options : ComputeBench {
   std::string cluster = "local";
   std::string out;
   bool json = false;
+  std::string deviceName = "cpu";
 };
 
 // Predicted seconds of the calls' forward passes and of their backward passes.
@@ -191,15 +194,18 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
 // Rank 0 writes the cluster with the fitted device, checked to load back.
 void writeFittedCluster(const Options& o, hw::Cluster cluster, const hw::Device& fitted, int ranks) {
   cluster.device = fitted;
-  cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} thread{} x {} rank{})",
-                                     fmt::join(o.models, ", "), fmt::join(o.batches, ", "), o.threads, o.threads == 1 ? "" : "s", ranks,
-                                     ranks == 1 ? "" : "s");
+  const std::string where =
+      o.device.cuda() ? o.device.str() : fmt::format("{} thread{}", o.threads, o.threads == 1 ? "" : "s");
+  cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} x {} rank{})",
+                                     fmt::join(o.models, ", "), fmt::join(o.batches, ", "), where, ranks, ranks == 1 ? "" : "s");
   const std::string yaml = hw::clusterYaml(cluster);
   hw::loadClusterText(yaml, o.out);  // what is written must load
   writeFileAtomically(o.out, yaml, "--out");
 }
 
-void run(const Options& o, const CLI::App& command, Context& context) {
+void run(Options& o, const CLI::App& command, Context& context) {
+  o.device = parseComputeDevice(o.deviceName, "--device");
+  train::requireDevice(o.device, "--device");
   comm::World world = comm::openWorld(context.argc, context.argv,
                                       {.deadlineSeconds = context.knobs.getDouble("comm_deadline"),
                                        .verify = context.knobs.getBool("comm_verify")});
@@ -237,6 +243,7 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
       ->check(within(1, 10000));
   addClusterOptions(*c, o->cluster, o->dtype, "local; its device is the one fitted");
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
+  c->add_option("--device", o->deviceName, "cpu (default), cuda or cuda:N: where the layers run (docs/gpu.md)");
   c->add_flag("--per-call", o->perCall, "also list every timed layer call against the fitted device");
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->callback([o, c, &context] { run(*o, *c, context); });

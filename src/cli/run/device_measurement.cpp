@@ -63,6 +63,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   // machine while the layers were timed (one figure taken after them alone moved 6.2-8.4 ms
   // over three calibrations minutes apart).
   const auto probe = [&] {
+    if (bench.device.cuda()) return 0.0;  // it times CPU cores; a GPU's layers do not run there
     progress << fmt::format("timing the speed probe ({}) ...\n", calib::kSpeedProbe);
     progress.flush();
     return calib::speedProbeSeconds([&] { comm::barrier(comm, deadline); });
@@ -75,13 +76,15 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
     std::size_t at = 0;
     for (std::size_t i = 0; i < models.size(); ++i) {
       for (const std::int64_t batch : bench.batches) {
-        progress << fmt::format("timing {} at batch {} on {} thread{} x {} rank{} at once{} ...\n", bench.models[i], batch,
-                                bench.threads, bench.threads == 1 ? "" : "s", comm.size(), comm.size() == 1 ? "" : "s",
+        const std::string where = bench.device.cuda() ? bench.device.str()
+                                                       : fmt::format("{} thread{}", bench.threads, bench.threads == 1 ? "" : "s");
+        progress << fmt::format("timing {} at batch {} on {} x {} rank{} at once{} ...\n", bench.models[i], batch, where,
+                                comm.size(), comm.size() == 1 ? "" : "s",
                                 bench.rounds > 1 ? fmt::format(" (round {} of {})", round + 1, bench.rounds) : "");
         progress.flush();
         if (round == 0) rounds.emplace_back();
         rounds[at++].push_back(calib::benchLayers(models[i], batch, bench.threads, bench.repeats,
-                                                  [&] { comm::barrier(comm, deadline); }));
+                                                  [&] { comm::barrier(comm, deadline); }, bench.device));
       }
     }
   }

@@ -9,6 +9,7 @@
 
 #include "calib/efficiency_fit.hpp"
 #include "comm/communicator.hpp"
+#include "core/compute_device.hpp"
 #include "hw/cluster.hpp"
 
 namespace paraxis::cli {
@@ -25,6 +26,7 @@ struct ComputeBench {
   // layer instead of every pass of a few models' layers.
   int rounds = 1;
   std::string dtype = "fp32";  // the peak the fit may raise
+  ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };
 
 using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;

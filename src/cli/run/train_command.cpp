@@ -28,6 +28,7 @@
 #include "comm/hierarchy.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
+#include "core/compute_device.hpp"
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "core/units.hpp"
@@ -36,6 +37,7 @@
 #include "plan/oracle.hpp"
 #include "plan/placement.hpp"
 #include "plan/strategy_json.hpp"
+#include "train/torch_runtime.hpp"
 #include "train/trainer.hpp"
 
 namespace paraxis::cli {
@@ -52,6 +54,7 @@ struct Options : ModelSource {
   std::string bnStatistics = "global";
   std::string schedule = "1f1b";
   std::string cluster;
+  std::string device = "cpu";
 };
 
 // The strategy the run executed, in the strategy file's schema, so that `paraxis validate`
@@ -69,10 +72,9 @@ plan::Strategy ranStrategy(const train::TrainReport& r, const train::TrainOption
 
 // Where the run ran, so that validate can tell a cluster description that places its ranks
 // otherwise (calib::machineWarnings). Collective: every rank calls it.
-nlohmann::json machineJson(const comm::Communicator& world) {
+nlohmann::json machineJson(const comm::Communicator& world, const ComputeDevice& device) {
   const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(world);
-  // train runs LibTorch on CPU cores (no device placement yet: issue #18 brings GPUs).
-  return {{"device", "cpu"},
+  return {{"device", device.str()},
           {"host", world.hostName()},
           {"hosts", hosts.groups()},
           {"ranks_per_host", hosts.localSize()},
@@ -217,6 +219,21 @@ void applyChoices(Options& o) {
     throw ConfigError(fmt::format("--schedule: expected gpipe or 1f1b, found '{}'", o.schedule));
   }
   o.train.schedule = o.schedule == "gpipe" ? plan::PipelineSchedule::kGPipe : plan::PipelineSchedule::kOneFOneB;
+  o.train.device = parseComputeDevice(o.device, "--device");
+  train::requireDevice(o.train.device, "--device");
+}
+
+// The run, with the speed probe before and after it (the machine's speed while it ran, for
+// validate to hold against the speed its cluster file was measured at) into `machine`. The
+// probe times CPU cores: a GPU run's speed is the GPU's, and its report carries none.
+train::TrainReport trainProbed(const comm::Communicator& world, const graph::Model& model, const train::TrainOptions& t,
+                               double deadline, nlohmann::json& machine, std::ostream& out) {
+  if (t.device.cuda()) return train::runTraining(world, model, t, out);
+  auto probe = [&] { return calib::speedProbeSeconds([&] { comm::barrier(world, deadline); }); };
+  const double before = probe();
+  train::TrainReport report = train::runTraining(world, model, t, out);
+  machine["speed_probe_s"] = meanOverRanks(world, (before + probe()) / 2, deadline);
+  return report;
 }
 
 void run(Options& o, const CLI::App& command, Context& context) {
@@ -257,14 +274,9 @@ void run(Options& o, const CLI::App& command, Context& context) {
     o.train.stageCluster = o.cluster;
   }
   measureLayerTimes(world.comm, model, context.knobs.getDouble("comm_deadline"), o.train);
-  nlohmann::json machine = machineJson(world.comm);
-  const double deadline = context.knobs.getDouble("comm_deadline");
-  auto probe = [&] { return calib::speedProbeSeconds([&] { comm::barrier(world.comm, deadline); }); };
-  const double probeBefore = probe();
-  const train::TrainReport report = train::runTraining(world.comm, model, o.train, context.out);
-  // Before and after: the machine's speed while the run ran, for validate to hold against
-  // the speed its cluster file was measured at.
-  machine["speed_probe_s"] = meanOverRanks(world.comm, (probeBefore + probe()) / 2, deadline);
+  nlohmann::json machine = machineJson(world.comm, o.train.device);
+  const train::TrainReport report =
+      trainProbed(world.comm, model, o.train, context.knobs.getDouble("comm_deadline"), machine, context.out);
   if (world.comm.rank() != 0) return;
   const nlohmann::json document = reportJson(report, model, o, o.train, machine);
   if (!o.report.empty()) writeFileAtomically(o.report, jsonText(document), "--report");
@@ -347,6 +359,9 @@ void addTrainCommand(CLI::App& app, Context& context) {
   c->add_option("--threads", o->train.threads, "torch threads per rank (default: knob threads)")
       ->check(within(0, 1024));
   c->add_option("--seed", o->train.seed, "seed of weights, shuffling and synthetic data");
+  c->add_option("--device", o->device,
+                "cpu (default), cuda or cuda:N: where the model, data and gradient buffers live (cuda: the data axis, "
+                "a paraxis built against a CUDA LibTorch, docs/gpu.md)");
   addGradientCommOptions(*c, o->gradientComm);
   c->add_option("--cluster", o->cluster,
                 "a preset or cluster file: with --allreduce auto, run the gradient allreduce the oracle picks for this "
