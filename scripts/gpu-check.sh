@@ -68,7 +68,7 @@ say "build: ok"
 
 bin="$build/paraxis"
 stage "GPU tests: every layer's output and training steps against the CPU"
-if (cd "$build" && timeout 600 ctest -L gpu --output-on-failure) > "$out/gpu_test.log" 2>&1; then
+if (cd "$build" && timeout 200 ctest -L gpu --output-on-failure) > "$out/gpu_test.log" 2>&1; then
   say "gpu tests: passed"
 else
   say "gpu tests: FAILED (gpu_test.log)"
@@ -76,7 +76,7 @@ fi
 grep -E 'largest relative|Failure|Expected|Which is' "$out/gpu_test.log" | head -20 | tee -a "$summary"
 
 stage "bench compute --device cuda: the h200 preset's device fitted to the layers"
-timeout 300 "$bin" bench compute --device cuda --cluster h200 --model resnet50@224,cosmoflow@128 --batch 8,32 \
+timeout 150 "$bin" bench compute --device cuda --cluster h200 --model resnet50@224,cosmoflow@128 --batch 8,32 \
   --per-call --out "$out/h200-fitted.yaml" > "$out/bench_compute.txt" 2>&1 || say "bench compute: FAILED"
 grep -A8 '^model ' "$out/bench_compute.txt" | head -12
 
@@ -85,11 +85,11 @@ runs=()
 run_pair() {
   local name=$1 model=$2 input=$3 batch=$4 samples=$5
   stage "train $name on cuda, then PyTorch eager"
-  timeout 300 "$bin" train --device cuda --model "$model" --input "$input" --batch-per-rank "$batch" --iterations 23 \
+  timeout 120 "$bin" train --device cuda --model "$model" --input "$input" --batch-per-rank "$batch" --iterations 23 \
     --synthetic-samples "$samples" --quiet --report "$out/train_$name.json" > "$out/train_$name.txt" 2>&1 ||
     { say "train $name: FAILED"; tail -3 "$out/train_$name.txt"; return; }
   runs+=("$out/train_$name.json")
-  timeout 300 python3 scripts/eager_peer.py --model "$model" --input "$input" --batch "$batch" --iterations 20 \
+  timeout 120 python3 scripts/eager_peer.py --model "$model" --input "$input" --batch "$batch" --iterations 20 \
     --samples "$samples" > "$out/eager_$name.json" 2> "$out/eager_$name.err" || say "eager $name: FAILED"
   python3 - "$out/train_$name.json" "$out/eager_$name.json" "$name" <<'PY' | tee -a "$summary"
 import json, sys

@@ -17,17 +17,26 @@ namespace {
 // the profiler-state debug info of the allocating thread, when that info asks for it.
 class Tracker final : public c10::MemoryReportingInfoBase {
  public:
+  // The totals are int64_t in LibTorch 1.13 and size_t in PyTorch 2: both forms, without
+  // `override`, so that either LibTorch finds its own.
   void reportMemoryUsage(void* /*ptr*/, std::int64_t bytes, std::int64_t /*total*/, std::int64_t /*reserved*/,
-                         c10::Device /*device*/) override {
-    const std::int64_t now = current_.fetch_add(bytes) + bytes;
-    std::int64_t seen = peak_.load();
-    while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
-    }
+                         c10::Device /*device*/) {  // NOLINT(modernize-use-override)
+    add(bytes);
+  }
+  void reportMemoryUsage(void* /*ptr*/, std::int64_t bytes, std::size_t /*total*/, std::size_t /*reserved*/,
+                         c10::Device /*device*/) {  // NOLINT(modernize-use-override)
+    add(bytes);
   }
   bool memoryProfilingEnabled() const override { return true; }
   std::int64_t peak() const { return peak_.load(); }
 
  private:
+  void add(std::int64_t bytes) {
+    const std::int64_t now = current_.fetch_add(bytes) + bytes;
+    std::int64_t seen = peak_.load();
+    while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+    }
+  }
   std::atomic<std::int64_t> current_{0};
   std::atomic<std::int64_t> peak_{0};
 };
