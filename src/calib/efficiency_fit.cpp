@@ -368,13 +368,13 @@ cost::PassWork TimedCall::weightPass(const hw::WeightGradientTraffic& traffic) c
   return w;
 }
 
-DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead) {
+DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead, bool weightReorders) {
   DeviceFit fit;
   fitMemory(calls, callOverhead, fit);
 
   fit.peak = std::max(peak, fastestRate(calls, callOverhead, fit.memoryBandwidth));
   std::vector<TimedCall> compute = calls;
-  if (fit.memoryBandwidth > 0) {
+  if (fit.memoryBandwidth > 0 && weightReorders) {
     fit.weightGradientTraffic = fitTraffic(calls, callOverhead, fit);
     fit.forwardWeightTraffic = fitForwardTraffic(calls, callOverhead, fit);
     compute = withoutReordering(calls, memoryOf(fit, callOverhead), fit.forwardWeightTraffic);

@@ -67,6 +67,10 @@ struct DeviceFit {
 // forward moves before its arithmetic (0 to 12 times them, hw::Device::forwardWeightTraffic):
 // the count whose curves, fitted to the forward times less that traffic, predict the
 // convolutions' whole forward times best; the curves above are fitted so.
-DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead);
+// `weightReorders`: fit the weight traffic oneDNN adds on CPUs (the forward's reorder, the
+// weight-gradient pass's per-sample accumulation). Off for a GPU's calls: cuDNN reads the
+// weights once, and the traffic fit there turned timing noise into near-zero compute times
+// (and an efficiency curve no cluster file accepts).
+DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead, bool weightReorders = true);
 
 }  // namespace paraxis::calib

@@ -35,7 +35,7 @@ DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientC
   }
   check(!all || parameters_.size() == net_->parameters().size(), "every parameter belongs to one IR layer");
   if (!net_->parameters().empty()) device_ = net_->parameters().front().device();
-  engine_ = std::make_unique<reduce::GradientEngine>(comm_, std::move(layers), gradientComm, sgd.momentum);
+  engine_ = std::make_unique<reduce::GradientEngine>(comm_, std::move(layers), settingsFor(gradientComm), sgd.momentum);
   for (const auto& p : parameters_) momentum_.push_back(torch::zeros_like(p));
   sparse_ = gradientComm.sparse();
   // Which groups each layer's weights sit in, for the forward that completes them.
@@ -52,6 +52,18 @@ DataParallelStep::DataParallelStep(comm::Communicator comm, IrNet net, GradientC
 }
 
 DataParallelStep::~DataParallelStep() { net_->setBeforeLayer({}); }
+
+// One GPU alone has nothing to reduce or overlap: one group, updated right after backward, so
+// that SGD runs as one set of multi-tensor kernels instead of one per group inside the next
+// forward (ResNet-50 at batch 64 on an H200: 1.1 ms an update in 4 groups).
+GradientComm DataParallelStep::settingsFor(GradientComm settings) const {
+  if (comm_.size() > 1 || device_.is_cpu() || settings.sparse()) return settings;
+  settings.grouping = Grouping::kGroups;
+  settings.groups = 1;
+  settings.order = ReduceOrder::kFifo;
+  settings.negotiation = Negotiation::kNone;
+  return settings;
+}
 
 void DataParallelStep::setSparse(bool enabled) {
   synchronize();

@@ -98,7 +98,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
       m.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec, std::move(calls));
     }
   }
-  m.fit = calib::fitDevice(all, peak, base.callOverhead);
+  m.fit = calib::fitDevice(all, peak, base.callOverhead, /*weightReorders=*/!bench.device.cuda());
   m.fitted = base;
   if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;
   if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
