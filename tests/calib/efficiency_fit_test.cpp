@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <random>
 
 #include "cost/compute.hpp"
@@ -266,6 +268,18 @@ TEST(EfficiencyFit, ForwardReorderingAndOneSampleWeightTraffic) {
   for (const hw::EfficiencyPoint& p : fit.efficiency) EXPECT_NEAR(p.efficiency, 0.5, 1e-9);
   // The 1e7 bytes of weights reordered 4x at 10 GB/s: 4 ms on top of 1e7 x 32 FLOPs at half of 100 GFLOP/s.
   EXPECT_NEAR(calls.back().seconds - 3.2e8 / 50e9, 4e-3, 1e-12);
+
+  // A GPU's fit (bench compute --device cuda) leaves oneDNN's traffic out: the weights move
+  // once, and every curve stays a loadable fraction of a finite peak.
+  const DeviceFit gpu = fitDevice(calls, peak, 0, /*weightReorders=*/false);
+  EXPECT_EQ(gpu.forwardWeightTraffic, 0);
+  EXPECT_TRUE(gpu.weightGradientTraffic.once());
+  EXPECT_TRUE(std::isfinite(gpu.peak));
+  ASSERT_FALSE(gpu.efficiency.empty());
+  for (const hw::EfficiencyPoint& p : gpu.efficiency) {
+    EXPECT_GE(p.efficiency, 1e-6);
+    EXPECT_LE(p.efficiency, 1);
+  }
 }
 
 }  // namespace
