@@ -171,6 +171,28 @@ TEST_F(ThreeLayers, WaitsBesideTheReductionsHideSomeOfTheirExposedTime) {
               1e-12);
 }
 
+// Only the synchronisations that meet reductions in flight wait beside them: their share is
+// the reductions' time at their pace beside compute over the step's compute. With compute far
+// longer than the reductions, that pace halved doubles the waits.
+TEST_F(ThreeLayers, WaitsBesideTheReductionsAreTheShareThatMeetsThem) {
+  const Strategy s{"spatial", Grid{.height = 2}, 4096};  // compute far longer than 21.7 KB of reductions
+  const Estimate quiet = estimate(in, s);
+  const auto waits = [&](double hidden) {
+    cluster.implementation.overlap.hidden = hidden;
+    cluster.implementation.syncWaitBeside = 1e-3;
+    const Estimate e = estimate(in, s);
+    cluster.implementation.syncWaitBeside = 0;
+    const Estimate none = estimate(in, s);
+    return e.time.halo + e.time.layerCollectives - none.time.halo - none.time.layerCollectives;
+  };
+  ASSERT_GT(quiet.time.halo, 0);
+  const double fast = waits(1.0);
+  const double slow = waits(0.5);
+  EXPECT_GT(fast, 0);
+  EXPECT_LT(fast, 2e-3 * 0.5);  // well under a whole wait at each of the conv's two exchanges
+  EXPECT_NEAR(slow / fast, 2, 1e-9);
+}
+
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);
