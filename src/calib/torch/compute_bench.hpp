@@ -18,7 +18,8 @@ namespace paraxis::calib {
 // `beforePass` runs before every pass: ranks that time at once (as they train at once,
 // sharing the node's cores and memory) line their passes up there.
 // `device`: where the layers run (a GPU's layers are timed from synchronisation to
-// synchronisation, in the layout training uses there, NCHW).
+// synchronisation, less what launching a one-element kernel on the idle GPU and waiting for
+// it takes, in the layout training uses there, NCHW).
 std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch, int threads, int repeats,
                                          const std::function<void()>& beforePass = {}, const ComputeDevice& device = {});
 
