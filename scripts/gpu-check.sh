@@ -14,7 +14,7 @@ out=${1:?usage: scripts/gpu-check.sh OUT_DIR [--build-only]}
 mode=${2:-all}
 mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 2
 summary="$out/summary.txt"
 : > "$summary"
 say() { echo "$*" | tee -a "$summary"; }
@@ -49,7 +49,7 @@ stage configure
 torch_dir=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 generator=(-G Ninja)
 command -v ninja >/dev/null || generator=()
-build=build-gpu
+build="build-gpu"
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DPARAXIS_TORCH_DIR="$torch_dir" \
   -DPARAXIS_WITH_MPI=OFF -DPARAXIS_WITH_PYTHON=OFF -DPARAXIS_GPU_TESTS=ON -DCMAKE_PREFIX_PATH="$deps/usr" \
   > "$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; say "configure: FAILED"; exit 1; }
@@ -76,7 +76,7 @@ fi
 grep -E 'largest relative|Failure|Expected|Which is' "$out/gpu_test.log" | head -20 | tee -a "$summary"
 
 stage "bench compute --device cuda: the h200 preset's device fitted to the layers"
-bench=(bench compute --device cuda --cluster h200 --model resnet50@224,cosmoflow@128 --batch 8,32)
+bench=(bench compute --device cuda --cluster h200 --model "resnet50@224,cosmoflow@128" --batch "8,32")
 # Every call's time first (kept even if the fit cannot be written), then the fit into a file.
 timeout 150 "$bin" "${bench[@]}" --per-call > "$out/bench_compute.txt" 2>&1 || say "bench compute: FAILED"
 timeout 150 "$bin" "${bench[@]}" --out "$out/h200-fitted.yaml" > "$out/bench_fit.txt" 2>&1 || say "bench compute --out: FAILED"
