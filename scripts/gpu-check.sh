@@ -114,4 +114,4 @@ for cluster in "$out/h200-fitted.yaml" h200; do
   echo "validate against $tag:" | tee -a "$summary"
   grep -E 'train_|error|mean' "$out/validate_$tag.txt" | head -12 | tee -a "$summary"
 done
-stage done
+stage "done"
