@@ -258,7 +258,9 @@ class Evaluator {
     const double syncWait = impl.syncWait * growth;
     const bool forwardBeside = impl.syncWaitBeside > 0 && reducingBeside(false);
     const bool backwardBeside = impl.syncWaitBeside > 0 && reducingBeside(true);
-    const double besideWait = impl.syncWaitBeside * growth * besideShare();
+    // Priced only where the engine reduces beside (the presets have no such wait): the share
+    // prices every gradient's reduction, which the oracle's hot loop need not do for nothing.
+    const double besideWait = forwardBeside || backwardBeside ? impl.syncWaitBeside * growth * besideShare() : 0;
     const double backwardWait = backwardBeside ? besideWait : syncWait;
     skewTail_ = 0;
     besideWaits_ = 0;
@@ -283,8 +285,9 @@ class Evaluator {
   }
 
   // The share of a step's synchronisations that meet reductions in flight: every gradient's
-  // reduction at the pace it keeps beside compute (overlap: its progress beside backward), over
-  // the step's compute. small-cnn@32 at h=2 here: its reductions in flight 4.8 ms of a 10.4 ms
+  // reduction at the pace an unchunked reduction keeps beside compute (overlap.hidden; the
+  // chunked rate can be 0, the calls then moving only while the ranks wait), over the step's
+  // compute. small-cnn@32 at h=2 here: its reductions in flight 4.8 ms of a 10.4 ms
   // step, and its halo exchanges and batch norms waiting 0.9 ms a step, not 16 x the 331 us
   // measured beside layer-sized spans that always have them.
   double besideShare() const {

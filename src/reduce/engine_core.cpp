@@ -56,11 +56,15 @@ comm::AllreduceOptions EngineCore::denseOptions() const {
   return o;
 }
 
+bool EngineCore::reductionMovesData() const {
+  return reduce_.size() > 1 || settings_.wire == WireFormat::kF16 || settings_.wire == WireFormat::kBF16;
+}
+
 comm::Work EngineCore::reduceDense(int group, std::int64_t offset, std::int64_t count) {
+  if (!reductionMovesData()) return {};
   const GradientGroup& g = groups[group];
   comm::AllreduceOptions options = denseOptions();
   if (g.stage) {
-    if (reduce_.size() == 1) return {};  // a device copy there and back for an average of one
     options.beforeRead = [stage = g.stage, offset, count] { stage(offset, count, true); };
     options.afterWrite = [stage = g.stage, offset, count] { stage(offset, count, false); };
   }

@@ -52,8 +52,11 @@ class EngineCore {
   // Non-blocking averaging allreduce of `count` elements of group g from `offset`, in the
   // configured dense wire format (fp32, fp16 or bf16 on the wire, 1/P prescale) and with the
   // configured algorithm (hierarchical: over the hosts the ranks are on). A staged group's
-  // elements go through host memory; on one rank it is left where it is (the average of one).
+  // elements go through host memory. Nothing runs where the reduction moves no data.
   comm::Work reduceDense(int group, std::int64_t offset, std::int64_t count);
+  // Whether a dense reduction changes a buffer: more than one rank, or a narrow wire's rounding.
+  // The average of one rank in fp32 is the buffer itself: no call, no copy off a device.
+  bool reductionMovesData() const;
   // The algorithm reduceDense runs for the largest group ("none" on one rank): what a train
   // report names, to hold against the oracle's pick.
   std::string largestGroupAlgorithm() const;

@@ -108,15 +108,15 @@ void GradientEngine::formGroups(const Layers& layers, Staging staging) {
   core_.reduced.assign(core_.groups.size(), 0);
 }
 
-// The group's buffer on its members' device, and where the wire cannot read it there (or
+// The group's buffer on its members' device, and where the wire reads it but cannot there (or
 // `staging` asks), a host copy of it that the reduction fills and empties (pinned for a GPU, so
-// that the copies run at the link's speed).
+// that the copies run at the link's speed). One GPU alone at fp32 has no wire to feed.
 void GradientEngine::addBuffer(GradientGroup& g, Staging staging) {
   const torch::Device device = parameters_[g.members.front()].device();
   torch::Tensor buffer = torch::zeros({g.elements}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
   if (device.is_cpu() && staging == Staging::kWhereNeeded) {
     g.data = buffer.data_ptr<float>();
-  } else {
+  } else if (core_.reductionMovesData() || staging == Staging::kAlways) {
     torch::Tensor host = torch::zeros({g.elements}, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(device.is_cuda()));
     g.data = host.data_ptr<float>();
     g.stage = [buffer, host](std::int64_t offset, std::int64_t count, bool toHost) {

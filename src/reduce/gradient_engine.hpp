@@ -37,8 +37,9 @@ class GradientEngine {
   // empty); every rank passes the same list. Collective: duplicates `comm`.
   using Layers = std::vector<std::vector<torch::Tensor>>;
   // The group buffers live where the parameters do. MPI reads host memory: buffers on a GPU
-  // are staged through pinned host copies around each reduction (none on one rank). kAlways
-  // stages CPU buffers too, so that tests run that path without a GPU.
+  // are staged through pinned host copies around each reduction (none on one rank at fp32,
+  // where no reduction runs). kAlways stages CPU buffers too, so that tests run that path
+  // without a GPU.
   enum class Staging { kWhereNeeded, kAlways };
   GradientEngine(const comm::Communicator& comm, Layers layers, GradientComm settings, double sparseMomentum = 0.9,
                  Staging staging = Staging::kWhereNeeded);

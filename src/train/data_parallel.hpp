@@ -64,7 +64,7 @@ class DataParallelStep {
   std::vector<torch::Tensor> momentum_;
   StepTimes times_;
   void update(int group, double lr);
-  GradientComm settingsFor(GradientComm settings) const;  // the engine's, for this rank count and device
+  GradientComm settingsFor(GradientComm settings) const;  // the engine's, for this rank count
   // A pass the executor schedules itself (pipeline micro-batches); false when it does not.
   bool scheduledPass(const torch::Tensor& inputs, const torch::Tensor& targets, double* loss);
   void completeGroup(int group);     // waits for and applies a pending group's update
