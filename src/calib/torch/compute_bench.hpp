@@ -13,8 +13,10 @@ namespace paraxis::calib {
 
 // Every layer's forward pass of `model` at `batch` samples on `threads` threads, as the
 // trainer runs it (training mode, autograd recording): the median over `repeats` passes after
-// one warm-up. One call per layer that computes, with its FLOPs and bytes from the IR; then
-// each such layer's backward pass alone, the same way (TimedCall's backward fields).
+// two warm-ups. One call per layer that computes, with its FLOPs and bytes from the IR; with
+// each its backward (TimedCall's backward fields): on the CPU its share of the backward through
+// the whole model that follows each forward, as a training step runs it (backward_clock.hpp);
+// on a GPU its backward pass alone.
 // `beforePass` runs before every pass: ranks that time at once (as they train at once,
 // sharing the node's cores and memory) line their passes up there.
 // `device`: where the layers run (a GPU's layers are timed from synchronisation to

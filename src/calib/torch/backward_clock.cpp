@@ -1,0 +1,79 @@
+#include "calib/torch/backward_clock.hpp"
+
+#include <ATen/SequenceNumber.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <unordered_set>
+#include <utility>
+
+namespace paraxis::calib {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using NodeEnd = std::pair<Clock::time_point, std::uint64_t>;  // when, the node's sequence number
+
+class EndHook final : public torch::autograd::FunctionPostHook {
+ public:
+  EndHook(std::vector<NodeEnd>* ends, std::uint64_t sequence) : ends_(ends), sequence_(sequence) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    ends_->emplace_back(Clock::now(), sequence_);
+    return outputs;
+  }
+
+ private:
+  std::vector<NodeEnd>* ends_;
+  std::uint64_t sequence_;
+};
+
+// A parameter's gradient accumulator: autograd gives it the highest number (it runs first).
+constexpr std::uint64_t kAccumulation = std::numeric_limits<std::uint64_t>::max();
+
+}  // namespace
+
+void BackwardClock::beforeLayer(int index) { boundaries_.at(static_cast<std::size_t>(index)) = at::sequence_number::peek(); }
+
+void BackwardClock::forwardDone() { boundaries_.back() = at::sequence_number::peek(); }
+
+int BackwardClock::layerOf(std::uint64_t sequence) const {
+  if (sequence < boundaries_[1] || sequence >= boundaries_.back()) return -1;
+  // The boundaries rise with the layers: the last one at or below it.
+  const auto after = std::upper_bound(boundaries_.begin() + 1, boundaries_.end() - 1, sequence);
+  return static_cast<int>(after - boundaries_.begin()) - 1;
+}
+
+std::vector<double> BackwardClock::backward(const torch::Tensor& output, const torch::Tensor& gradient) {
+  std::vector<NodeEnd> ends;
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooked;
+  std::vector<std::shared_ptr<torch::autograd::Node>> stack{output.grad_fn()};
+  std::unordered_set<const torch::autograd::Node*> seen;
+  while (!stack.empty()) {
+    std::shared_ptr<torch::autograd::Node> node = std::move(stack.back());
+    stack.pop_back();
+    if (!node || !seen.insert(node.get()).second) continue;
+    const std::uintptr_t key = node->add_post_hook(std::make_unique<EndHook>(&ends, node->sequence_nr()));
+    for (const torch::autograd::Edge& edge : node->next_edges()) stack.push_back(edge.function);
+    hooked.emplace_back(std::move(node), key);
+  }
+  const auto start = Clock::now();
+  output.backward(gradient);
+  // Accumulators outlive the graph (a parameter keeps its own): their hooks must not pile up.
+  for (auto& [node, key] : hooked) node->del_post_hook(key);
+  std::sort(ends.begin(), ends.end());
+  std::vector<double> seconds(boundaries_.size() - 1, 0.0);
+  auto previous = start;
+  int last = -1;  // the layer of the node before
+  for (const auto& [end, sequence] : ends) {
+    const int layer = sequence == kAccumulation ? last : layerOf(sequence);
+    if (layer >= 0) seconds[static_cast<std::size_t>(layer)] += std::chrono::duration<double>(end - previous).count();
+    if (sequence != kAccumulation) last = layer;
+    previous = end;
+  }
+  return seconds;
+}
+
+}  // namespace paraxis::calib
