@@ -30,6 +30,18 @@ class EndHook final : public torch::autograd::FunctionPostHook {
   std::uint64_t sequence_;
 };
 
+// The hooks on a graph's nodes, taken off again however the backward ends: a parameter's
+// accumulator outlives the graph, and its hook points at this pass's list.
+struct Hooked {
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> nodes;
+  Hooked() = default;
+  Hooked(const Hooked&) = delete;
+  Hooked& operator=(const Hooked&) = delete;
+  ~Hooked() {
+    for (auto& [node, key] : nodes) node->del_post_hook(key);
+  }
+};
+
 // A parameter's gradient accumulator: autograd gives it the highest number (it runs first).
 constexpr std::uint64_t kAccumulation = std::numeric_limits<std::uint64_t>::max();
 
@@ -48,7 +60,7 @@ int BackwardClock::layerOf(std::uint64_t sequence) const {
 
 std::vector<double> BackwardClock::backward(const torch::Tensor& output, const torch::Tensor& gradient) {
   std::vector<NodeEnd> ends;
-  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> hooked;
+  Hooked hooked;
   std::vector<std::shared_ptr<torch::autograd::Node>> stack{output.grad_fn()};
   std::unordered_set<const torch::autograd::Node*> seen;
   while (!stack.empty()) {
@@ -57,12 +69,10 @@ std::vector<double> BackwardClock::backward(const torch::Tensor& output, const t
     if (!node || !seen.insert(node.get()).second) continue;
     const std::uintptr_t key = node->add_post_hook(std::make_unique<EndHook>(&ends, node->sequence_nr()));
     for (const torch::autograd::Edge& edge : node->next_edges()) stack.push_back(edge.function);
-    hooked.emplace_back(std::move(node), key);
+    hooked.nodes.emplace_back(std::move(node), key);
   }
   const auto start = Clock::now();
   output.backward(gradient);
-  // Accumulators outlive the graph (a parameter keeps its own): their hooks must not pile up.
-  for (auto& [node, key] : hooked) node->del_post_hook(key);
   std::sort(ends.begin(), ends.end());
   std::vector<double> seconds(boundaries_.size() - 1, 0.0);
   auto previous = start;
