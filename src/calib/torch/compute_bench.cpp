@@ -18,9 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Passes before a layer's backward is timed: the first ones fault in the heap its gradients
-// grow into (first-touch memory is ~100x slower here: one max pool's backward took 54 ms in
-// each of its first two passes, 2.7 ms after). The heap can still grow in a later pass (a
+// Passes before the layers are timed (forward and backward): the first ones fault in the heap
+// the gradients grow into (first-touch memory is ~100x slower here: one max pool's backward
+// took 54 ms in each of its first two passes, 2.7 ms after). The heap can still grow in a later pass (a
 // pool's backward: 14.4, 14.8, 1.4 ms); a backward is the median of its passes, which one such
 // pass does not move. Not the fastest: with 4 ranks on 2 cores (the netns hosts) the fastest
 // pass is one the other ranks left the core to, and the fitted backward ran 15-20 % faster
@@ -28,12 +28,13 @@ using Clock = std::chrono::steady_clock;
 // and 9.9 %, on the same runs).
 constexpr int kWarmUps = 2;
 
-// A GPU's every layer's backward pass alone (0 where none is taken), each between device
+// On a GPU, each layer's backward pass alone (0 where none is taken), between device
 // synchronisations: its inputs are the forward's outputs, detached, needing a gradient (not
 // the data's: training never takes it); the median of `repeats` passes after the warm-ups.
 // Out-of-place ReLU and Add: an in-place op cannot write a leaf that needs a gradient. The
 // inputs' gradients are dropped before each pass: in training a gradient flows on to the
-// producer, it is not added into a held tensor.
+// producer, it is not added into a held tensor (accumulating here made a ReLU's backward 30x
+// slower than in a training step).
 std::vector<double> isolatedBackwardSeconds(const graph::Model& model, const torch::Tensor& input, int repeats,
                                             const std::function<void()>& beforePass) {
   const torch::Device device = input.device();
