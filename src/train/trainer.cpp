@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -113,6 +114,15 @@ Data loadData(const TrainOptions& o, const graph::Model& model) {
   return d;
 }
 
+// Samples per test batch: up to 500, fewer where one layer's output for the batch would pass
+// 1 GiB (cosmoflow@64's largest holds 16 MiB a sample: 500 of them took 8 GiB a rank, and a
+// pipeline stage's 2 GiB message past MPI's int count ended the run).
+std::int64_t testBatch(const graph::Model& model) {
+  std::int64_t widest = 1;
+  for (int i = 0; i < model.size(); ++i) widest = std::max(widest, model.layer(i).counts.activationBytes);
+  return std::clamp<std::int64_t>((std::int64_t{1} << 30) / widest, 1, 500);
+}
+
 // Test loss and accuracy over the whole test split, each replica taking every D-th batch and
 // each rank of a replica its part of it (weighted by its share).
 std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& executor, const Dataset& test,
@@ -120,7 +130,7 @@ std::pair<double, std::optional<double>> evaluate(IrNet& net, BatchExecutor& exe
   torch::NoGradGuard noGrad;
   net->eval();
   double sums[4] = {0, 0, 0, 0};  // loss x samples, correct, samples, positions judged
-  const std::int64_t batch = 500;
+  const std::int64_t batch = testBatch(net->model());
   const double share = executor.share();
   for (std::int64_t start = replica * batch; start < test.size(); start += batch * replicas) {
     const std::int64_t n = std::min(batch, test.size() - start);

@@ -334,7 +334,7 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   return m;
 }
 
-SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
+SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   train::configureTorchThreads(1, 1);
   double word = 0;
   comm::AllreduceOptions options;
@@ -343,7 +343,7 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
     comm::allreduce(group, &word, &word, 1, comm::DataType::kF64, options);
   };
   auto synchronise = [&] { synchroniseOn(comm); };
-  SkewMeasurement m;
+  SkewSitting m;
   m.latency = comm::timeCollectively(comm, 1, 2 * kTrials, synchronise, deadline);
   // Spans of a few milliseconds to a few tens, as between a step's synchronisations; each rank
   // its own times (the wait is what one rank loses to the others). The waits are rare long
@@ -399,19 +399,70 @@ SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
   m.shortWait = sums[3];
   m.longCompute = sums[4];
   m.longWait = sums[5];
+  m.besideCompute = sums[6];
+  m.besideWait = sums[7];
+  return m;
+}
+
+namespace {
+
+// The figures from one set of span means (a sitting's, or the pool's).
+SkewMeasurement skewFrom(const SkewSitting& s) {
+  SkewMeasurement m;
+  m.latency = s.latency;
+  m.layerCompute = s.layerCompute;
+  m.layerWait = s.layerWait;
+  m.shortCompute = s.shortCompute;
+  m.shortWait = s.shortWait;
+  m.longCompute = s.longCompute;
+  m.longWait = s.longWait;
+  m.besideCompute = s.besideCompute;
+  m.besideWait = s.besideWait;
   m.compute = (m.shortCompute + m.longCompute) / 2;
   m.wait = (m.shortWait + m.longWait) / 2;
   const double span = m.longCompute - m.shortCompute;
   m.skew = span > 0 ? std::clamp((m.longWait - m.shortWait) / span, 0.0, 1.0) : 0.0;
   m.syncWait = std::clamp(m.layerWait - m.latency - m.skew * m.layerCompute, 0.0, 1.0);
-  m.besideCompute = sums[6];
-  m.besideWait = sums[7];
   // The engine's calls beside a synchronisation add to its wait, never take from it; the two
   // estimates scatter apart with the machine's load (one calibration read 221 us without them
   // and 0 with them, which left the 2-rank matrix's h=2 communication predicted at a third of
   // what ran), so the smaller one is not taken.
   m.syncWaitBeside = std::max(m.syncWait, std::clamp(m.besideWait - m.latency - m.skew * m.besideCompute, 0.0, 1.0));
   return m;
+}
+
+}  // namespace
+
+SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
+  if (sittings.empty()) throw InternalError("skewFromSittings: no sitting");
+  SkewSitting pool;
+  double* const to[] = {&pool.latency,      &pool.layerCompute, &pool.layerWait,     &pool.shortCompute, &pool.shortWait,
+                        &pool.longCompute,  &pool.longWait,     &pool.besideCompute, &pool.besideWait};
+  for (const SkewSitting& s : sittings) {
+    const double from[] = {s.latency,     s.layerCompute, s.layerWait,     s.shortCompute, s.shortWait,
+                           s.longCompute, s.longWait,     s.besideCompute, s.besideWait};
+    for (std::size_t i = 0; i < std::size(from); ++i) *to[i] += from[i] / static_cast<double>(sittings.size());
+  }
+  // The spans' means pooled; the figures each the mean of the sittings' own, as each sitting's
+  // latency is subtracted from its own waits (one sitting in a slow spell read a 0.4 ms
+  // latency, which taken from the pool left sync_wait_beside at 40 us where the sittings read
+  // 0, 273 and 130).
+  SkewMeasurement m = skewFrom(pool);
+  m.skew = m.syncWait = m.syncWaitBeside = 0;
+  const auto n = static_cast<double>(sittings.size());
+  for (const SkewSitting& s : sittings) {
+    const SkewMeasurement alone = skewFrom(s);
+    m.sittingSyncWaitBeside.push_back(alone.syncWaitBeside);
+    m.sittingSkew.push_back(alone.skew);
+    m.skew += alone.skew / n;
+    m.syncWait += alone.syncWait / n;
+    m.syncWaitBeside += alone.syncWaitBeside / n;
+  }
+  return m;
+}
+
+SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
+  return skewFromSittings({timeSkewSitting(comm, deadline)});
 }
 
 }  // namespace paraxis::calib

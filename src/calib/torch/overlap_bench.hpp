@@ -4,6 +4,8 @@
 // allreduce in flight, as the gradient engine runs it: one large call (a group once every group
 // is agreed), and chunk by chunk from a thread of its own, each chunk after an 8-byte readiness
 // agreement (forward priority while backward runs). The header keeps torch out of its includers.
+#include <vector>
+
 #include "comm/communicator.hpp"
 #include "hw/cluster.hpp"
 
@@ -50,9 +52,29 @@ struct SkewMeasurement {
   // less the latency and the slope's share, and no less than syncWait.
   double besideCompute = 0, besideWait = 0;
   double syncWaitBeside = 0;
+  // What each sitting alone read for syncWaitBeside and skew (the figures above pool them).
+  std::vector<double> sittingSyncWaitBeside, sittingSkew;
 };
 
-// Collective over `comm` (of two ranks or more); every rank returns the same figures.
+// One sitting of the spans SkewMeasurement describes: the latency, and per kind of span
+// (layer-sized, short, long, layer-sized beside the engine's calls) its compute and wait, each
+// the mean over the sitting's spans and the ranks.
+struct SkewSitting {
+  double latency = 0;
+  double layerCompute = 0, layerWait = 0, shortCompute = 0, shortWait = 0;
+  double longCompute = 0, longWait = 0, besideCompute = 0, besideWait = 0;
+};
+
+// Collective over `comm` (of two ranks or more), ~3 s on 2 ranks here; every rank returns the
+// same figures.
+SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
+
+// The figures of sittings made at different times: each span kind's mean over all of them, and
+// skew, syncWait and syncWaitBeside each the mean of the sittings' own. The waits are rare
+// stalls whose rate follows the machine's load from one few seconds to the next.
+SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings);
+
+// One sitting's figures.
 SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline);
 
 }  // namespace paraxis::calib

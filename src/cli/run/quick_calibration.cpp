@@ -184,6 +184,43 @@ hw::WireConversion measureWireConversion(const comm::Communicator& world, double
   return {.f16 = rates[0], .bf16 = rates[1]};
 }
 
+// The ranks' drift, in kSkewSittings sittings spread over the calibration and pooled: one
+// sitting's waits swung 2-3x between calibrations minutes apart (sync_wait_beside 116-369 us,
+// skew 2.2-8.9 % over five on 2 ranks here; one 2-rank matrix's runs re-validated at 9.3-11.5 %
+// across that range, 2026-12-04), a stall's rate following the machine's load from one few
+// seconds to the next.
+constexpr int kSkewSittings = 3;
+
+class SkewSittings {
+ public:
+  SkewSittings(const comm::Communicator& world, double deadline, std::ostream& progress)
+      : world_(world), deadline_(deadline), progress_(progress) {}
+  void sit() {
+    if (world_.size() < 2) return;
+    progress_ << fmt::format("timing how far ranks computing the same drift apart (sitting {} of {}) ...\n",
+                             sittings_.size() + 1, kSkewSittings);
+    progress_.flush();
+    sittings_.push_back(calib::timeSkewSitting(world_, deadline_));
+  }
+  // Writes skew and sync_wait_beside. sync_wait (no reduction beside) is reported, not written:
+  // it tracks no training run yet. On 2 ranks here it read 0-0.23 ms; on the 2x2 netns hosts
+  // 1.7 ms, which put that matrix at 22.4 % against 12.2 % without it (2026-12-04). The wait
+  // beside the engine's calls is the one training meets: 0.06-0.37 ms here over sixteen
+  // calibrations, where split runs wait ~0.2 ms.
+  void adopt(QuickResult& r) const {
+    if (sittings_.empty()) return;
+    r.skew = calib::skewFromSittings(sittings_);
+    r.calibrated.implementation.skew = r.skew->skew;
+    r.calibrated.implementation.syncWaitBeside = r.skew->syncWaitBeside;
+  }
+
+ private:
+  const comm::Communicator& world_;
+  double deadline_;
+  std::ostream& progress_;
+  std::vector<calib::SkewSitting> sittings_;
+};
+
 QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, double deadline, std::ostream& progress) {
   const auto start = Clock::now();
   QuickResult r;
@@ -192,6 +229,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   requireLayout(world, r.calibrated, deadline);
   r.ranks = world.size();
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
+  SkewSittings skew(world, deadline, progress);
+  skew.sit();
   // The device first: the reductions' gamma reads its memory bandwidth.
   ComputeBench bench;
   bench.batches = {32, 4, 1};
@@ -200,6 +239,7 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   bench.dtype = r.dtype = o.dtype;
   r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
   r.calibrated.device = r.device.fitted;
+  skew.sit();
   progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
                           comm::convertPathName(comm::activeConvertPath()));
   progress.flush();
@@ -218,17 +258,9 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
     // +208 % (resnet18) against +5 and -7 % without it (2026-12-04): the check's waits hold the
     // ranks' drift apart and each call's start, which a constant rate does not describe.
     r.calibrated.implementation.overlap.forward.reset();
-    progress << "timing how far ranks computing the same drift apart ...\n";
-    progress.flush();
-    r.skew = calib::measureSkew(world, deadline);
-    r.calibrated.implementation.skew = r.skew->skew;
-    r.calibrated.implementation.syncWaitBeside = r.skew->syncWaitBeside;
-    // sync_wait (no reduction beside) is reported, not written: it tracks no training run yet.
-    // On 2 ranks here it read 0-0.23 ms; on the 2x2 netns hosts 1.7 ms, which put that matrix
-    // at 22.4 % against 12.2 % without it (2026-12-04). The wait beside the engine's calls is
-    // the one training meets: 0.06-0.36 ms here over eleven calibrations, where split runs wait
-    // ~0.2 ms.
   }
+  skew.sit();
+  skew.adopt(r);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.calibrated.implementation.source =
       fmt::format("paraxis calibrate --quick: {} rank(s) on {} host(s), {:.0f} s", r.ranks, r.hosts, r.seconds);
@@ -252,6 +284,19 @@ void printAffineMisses(const std::vector<calib::PathLinkFit>& links, std::ostrea
                        hw::kCommPathKeys[static_cast<int>(f.path)], f.link.level, units::formatBytes(largest->bytes),
                        units::formatSeconds(largest->seconds), units::formatSeconds(fitted), ratio, ratio > 1 ? "under" : "over");
   }
+}
+
+// "a / b / c" of each figure as a percentage, or in seconds' units.
+std::string joinedPercents(const std::vector<double>& values) {
+  std::string text;
+  for (const double v : values) text += fmt::format("{}{:.1f}%", text.empty() ? "" : " / ", v * 100);
+  return text;
+}
+
+std::string joinedSeconds(const std::vector<double>& values) {
+  std::string text;
+  for (const double v : values) text += (text.empty() ? "" : " / ") + units::formatSeconds(v);
+  return text;
 }
 
 void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& out) {
@@ -317,6 +362,9 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
                        units::formatSeconds(k.besideCompute), units::formatSeconds(k.besideWait),
                        units::formatSeconds(k.syncWaitBeside));
+    out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the means of the sittings' own "
+                       "(skew {}, that wait {})\n",
+                       k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedSeconds(k.sittingSyncWaitBeside));
   }
   out << fmt::format("measured in {:.0f} s\n", r.seconds);
 }
@@ -364,7 +412,8 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
             {"layer_wait_s", k.layerWait},
             {"sync_wait_beside_s", k.syncWaitBeside},
             {"beside_compute_s", k.besideCompute},
-            {"beside_wait_s", k.besideWait}};
+            {"beside_wait_s", k.besideWait},
+            {"sittings", {{"skew", k.sittingSkew}, {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},

@@ -57,6 +57,49 @@ int asInt(std::size_t bytes, const char* what) {
   return static_cast<int>(bytes);
 }
 
+// A point-to-point message as MPI counts it. Counts are ints: a message over 2 GiB (a batch of
+// 64^3 volumes' activations between pipeline stages) goes as one element of a type of whole
+// 1 GiB blocks and the rest, as BigMPI does; the type is freed once the call is posted (MPI
+// keeps it for the pending operation).
+class MessageType {
+ public:
+  explicit MessageType(std::size_t bytes) {
+    if (bytes <= static_cast<std::size_t>(INT32_MAX)) {
+      count_ = static_cast<int>(bytes);
+      return;
+    }
+    constexpr std::size_t kBlock = std::size_t{1} << 30;
+    MPI_Datatype block = MPI_DATATYPE_NULL, blocks = MPI_DATATYPE_NULL;
+    checkMpi(MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block), "MPI_Type_contiguous");
+    checkMpi(MPI_Type_contiguous(static_cast<int>(bytes / kBlock), block, &blocks), "MPI_Type_contiguous");
+    MPI_Type_free(&block);
+    if (bytes % kBlock == 0) {
+      type_ = blocks;
+    } else {
+      int lengths[2] = {1, static_cast<int>(bytes % kBlock)};
+      MPI_Aint displacements[2] = {0, static_cast<MPI_Aint>(bytes / kBlock * kBlock)};
+      MPI_Datatype types[2] = {blocks, MPI_BYTE};
+      const int made = MPI_Type_create_struct(2, lengths, displacements, types, &type_);
+      MPI_Type_free(&blocks);
+      checkMpi(made, "MPI_Type_create_struct");
+    }
+    owned_ = true;
+    checkMpi(MPI_Type_commit(&type_), "MPI_Type_commit");
+  }
+  ~MessageType() {
+    if (owned_) MPI_Type_free(&type_);
+  }
+  MessageType(const MessageType&) = delete;
+  MessageType& operator=(const MessageType&) = delete;
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  int count_ = 1;
+  MPI_Datatype type_ = MPI_BYTE;
+  bool owned_ = false;
+};
+
 class MpiTransport final : public Transport {
  public:
   MpiTransport(std::shared_ptr<MpiRuntime> runtime, MPI_Comm comm) : runtime_(std::move(runtime)), comm_(comm) {
@@ -99,13 +142,15 @@ class MpiTransport final : public Transport {
 
   Request isend(const void* data, std::size_t bytes, int peer, int tag) override {
     MPI_Request r = MPI_REQUEST_NULL;
-    checkMpi(MPI_Isend(data, asInt(bytes, "MPI_Isend"), MPI_BYTE, peer, tag, comm_, &r), "MPI_Isend");
+    const MessageType message(bytes);
+    checkMpi(MPI_Isend(data, message.count(), message.type(), peer, tag, comm_, &r), "MPI_Isend");
     return fromMpi(r, peer);
   }
 
   Request irecv(void* data, std::size_t bytes, int peer, int tag) override {
     MPI_Request r = MPI_REQUEST_NULL;
-    checkMpi(MPI_Irecv(data, asInt(bytes, "MPI_Irecv"), MPI_BYTE, peer, tag, comm_, &r), "MPI_Irecv");
+    const MessageType message(bytes);
+    checkMpi(MPI_Irecv(data, message.count(), message.type(), peer, tag, comm_, &r), "MPI_Irecv");
     return fromMpi(r, peer);
   }
 

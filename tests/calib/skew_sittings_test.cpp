@@ -1,0 +1,53 @@
+// calib::skewFromSittings: the spans pooled, the figures each the mean of the sittings' own.
+#include <gtest/gtest.h>
+
+#include "calib/torch/overlap_bench.hpp"
+
+namespace paraxis::calib {
+namespace {
+
+// A sitting whose short and long spans (10 and 40 ms) wait `shortWait` and `longWait`, and whose
+// layer-sized spans (2 ms) wait `layerWait` alone and `besideWait` beside the engine's calls.
+SkewSitting sitting(double latency, double shortWait, double longWait, double layerWait, double besideWait) {
+  SkewSitting s;
+  s.latency = latency;
+  s.shortCompute = 10e-3;
+  s.shortWait = shortWait;
+  s.longCompute = 40e-3;
+  s.longWait = longWait;
+  s.layerCompute = s.besideCompute = 2e-3;
+  s.layerWait = layerWait;
+  s.besideWait = besideWait;
+  return s;
+}
+
+TEST(SkewSittings, OneSittingGivesItsOwnFigures) {
+  const SkewMeasurement m = skewFromSittings({sitting(10e-6, 0.5e-3, 2e-3, 0.2e-3, 0.4e-3)});
+  EXPECT_NEAR(m.skew, 0.05, 1e-12);                          // (2 - 0.5) ms over 30 ms
+  EXPECT_NEAR(m.syncWait, 0.2e-3 - 10e-6 - 0.1e-3, 1e-12);   // less the latency and 5 % of 2 ms
+  EXPECT_NEAR(m.syncWaitBeside, 0.4e-3 - 10e-6 - 0.1e-3, 1e-12);
+  ASSERT_EQ(m.sittingSkew.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.sittingSkew[0], m.skew);
+}
+
+TEST(SkewSittings, FiguresAreTheSittingsMeansAndEachSubtractsItsOwnLatency) {
+  // The second sitting ran in a slow spell: a 0.4 ms latency, its waits as long. Taken from the
+  // pool its latency would leave the beside wait at 0.
+  const SkewSitting quiet = sitting(10e-6, 0.5e-3, 2e-3, 0.1e-3, 0.4e-3);
+  const SkewSitting slow = sitting(400e-6, 0.5e-3, 5e-3, 0.5e-3, 0.4e-3);
+  const SkewMeasurement m = skewFromSittings({quiet, slow});
+  const SkewMeasurement a = skewFromSittings({quiet}), b = skewFromSittings({slow});
+  EXPECT_NEAR(m.skew, (a.skew + b.skew) / 2, 1e-12);
+  EXPECT_NEAR(m.syncWait, (a.syncWait + b.syncWait) / 2, 1e-12);
+  EXPECT_NEAR(m.syncWaitBeside, (a.syncWaitBeside + b.syncWaitBeside) / 2, 1e-12);
+  EXPECT_GT(m.syncWaitBeside, 0.1e-3);
+  EXPECT_EQ(b.syncWaitBeside, b.syncWait);  // beside is never below the quiet spans' wait
+  EXPECT_NEAR(m.longWait, 3.5e-3, 1e-12);   // the spans pooled
+  EXPECT_NEAR(m.latency, 205e-6, 1e-12);
+  EXPECT_EQ(m.sittingSyncWaitBeside, (std::vector<double>{a.syncWaitBeside, b.syncWaitBeside}));
+}
+
+TEST(SkewSittings, NoSittingIsAnError) { EXPECT_THROW(skewFromSittings({}), std::logic_error); }
+
+}  // namespace
+}  // namespace paraxis::calib
