@@ -461,8 +461,4 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   return m;
 }
 
-SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline) {
-  return skewFromSittings({timeSkewSitting(comm, deadline)});
-}
-
 }  // namespace paraxis::calib

@@ -74,7 +74,4 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
 // stalls whose rate follows the machine's load from one few seconds to the next.
 SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings);
 
-// One sitting's figures.
-SkewMeasurement measureSkew(const comm::Communicator& comm, double deadline);
-
 }  // namespace paraxis::calib

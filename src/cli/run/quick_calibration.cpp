@@ -184,21 +184,19 @@ hw::WireConversion measureWireConversion(const comm::Communicator& world, double
   return {.f16 = rates[0], .bf16 = rates[1]};
 }
 
-// The ranks' drift, in kSkewSittings sittings spread over the calibration and pooled: one
-// sitting's waits swung 2-3x between calibrations minutes apart (sync_wait_beside 116-369 us,
-// skew 2.2-8.9 % over five on 2 ranks here; one 2-rank matrix's runs re-validated at 9.3-11.5 %
-// across that range, 2026-12-04), a stall's rate following the machine's load from one few
-// seconds to the next.
-constexpr int kSkewSittings = 3;
-
+// The ranks' drift, in sittings spread over the calibration (measure() sits three times) and
+// pooled: one sitting's waits swung 2-3x between calibrations minutes apart (sync_wait_beside
+// 116-369 us, skew 2.2-8.9 % over five on 2 ranks here; one 2-rank matrix's runs re-validated at
+// 9.3-11.5 % across that range, 2026-12-04), a stall's rate following the machine's load from
+// one few seconds to the next.
 class SkewSittings {
  public:
   SkewSittings(const comm::Communicator& world, double deadline, std::ostream& progress)
       : world_(world), deadline_(deadline), progress_(progress) {}
   void sit() {
     if (world_.size() < 2) return;
-    progress_ << fmt::format("timing how far ranks computing the same drift apart (sitting {} of {}) ...\n",
-                             sittings_.size() + 1, kSkewSittings);
+    progress_ << fmt::format("timing how far ranks computing the same drift apart (sitting {}) ...\n",
+                             sittings_.size() + 1);
     progress_.flush();
     sittings_.push_back(calib::timeSkewSitting(world_, deadline_));
   }
