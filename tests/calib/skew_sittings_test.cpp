@@ -42,8 +42,8 @@ TEST(SkewSittings, FiguresAreTheSittingsMeansAndEachSubtractsItsOwnLatency) {
   EXPECT_NEAR(m.syncWaitBeside, (a.syncWaitBeside + b.syncWaitBeside) / 2, 1e-12);
   EXPECT_GT(m.syncWaitBeside, 0.1e-3);
   EXPECT_EQ(b.syncWaitBeside, b.syncWait);  // beside is never below the quiet spans' wait
-  EXPECT_NEAR(m.longWait, 3.5e-3, 1e-12);   // the spans pooled
-  EXPECT_NEAR(m.latency, 205e-6, 1e-12);
+  EXPECT_NEAR(m.spans.longWait, 3.5e-3, 1e-12);   // the spans pooled
+  EXPECT_NEAR(m.spans.latency, 205e-6, 1e-12);
   EXPECT_EQ(m.sittingSyncWaitBeside, (std::vector<double>{a.syncWaitBeside, b.syncWaitBeside}));
 }
 

@@ -409,25 +409,17 @@ namespace {
 // The figures from one set of span means (a sitting's, or the pool's).
 SkewMeasurement skewFrom(const SkewSitting& s) {
   SkewMeasurement m;
-  m.latency = s.latency;
-  m.layerCompute = s.layerCompute;
-  m.layerWait = s.layerWait;
-  m.shortCompute = s.shortCompute;
-  m.shortWait = s.shortWait;
-  m.longCompute = s.longCompute;
-  m.longWait = s.longWait;
-  m.besideCompute = s.besideCompute;
-  m.besideWait = s.besideWait;
-  m.compute = (m.shortCompute + m.longCompute) / 2;
-  m.wait = (m.shortWait + m.longWait) / 2;
-  const double span = m.longCompute - m.shortCompute;
-  m.skew = span > 0 ? std::clamp((m.longWait - m.shortWait) / span, 0.0, 1.0) : 0.0;
-  m.syncWait = std::clamp(m.layerWait - m.latency - m.skew * m.layerCompute, 0.0, 1.0);
+  m.spans = s;
+  m.compute = (s.shortCompute + s.longCompute) / 2;
+  m.wait = (s.shortWait + s.longWait) / 2;
+  const double span = s.longCompute - s.shortCompute;
+  m.skew = span > 0 ? std::clamp((s.longWait - s.shortWait) / span, 0.0, 1.0) : 0.0;
+  m.syncWait = std::clamp(s.layerWait - s.latency - m.skew * s.layerCompute, 0.0, 1.0);
   // The engine's calls beside a synchronisation add to its wait, never take from it; the two
   // estimates scatter apart with the machine's load (one calibration read 221 us without them
   // and 0 with them, which left the 2-rank matrix's h=2 communication predicted at a third of
   // what ran), so the smaller one is not taken.
-  m.syncWaitBeside = std::max(m.syncWait, std::clamp(m.besideWait - m.latency - m.skew * m.besideCompute, 0.0, 1.0));
+  m.syncWaitBeside = std::max(m.syncWait, std::clamp(s.besideWait - s.latency - m.skew * s.besideCompute, 0.0, 1.0));
   return m;
 }
 
@@ -435,13 +427,14 @@ SkewMeasurement skewFrom(const SkewSitting& s) {
 
 SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   if (sittings.empty()) throw InternalError("skewFromSittings: no sitting");
+  constexpr double SkewSitting::*kFigures[] = {
+      &SkewSitting::latency,     &SkewSitting::layerCompute, &SkewSitting::layerWait,
+      &SkewSitting::shortCompute, &SkewSitting::shortWait,   &SkewSitting::longCompute,
+      &SkewSitting::longWait,    &SkewSitting::besideCompute, &SkewSitting::besideWait};
+  const auto n = static_cast<double>(sittings.size());
   SkewSitting pool;
-  double* const to[] = {&pool.latency,      &pool.layerCompute, &pool.layerWait,     &pool.shortCompute, &pool.shortWait,
-                        &pool.longCompute,  &pool.longWait,     &pool.besideCompute, &pool.besideWait};
   for (const SkewSitting& s : sittings) {
-    const double from[] = {s.latency,     s.layerCompute, s.layerWait,     s.shortCompute, s.shortWait,
-                           s.longCompute, s.longWait,     s.besideCompute, s.besideWait};
-    for (std::size_t i = 0; i < std::size(from); ++i) *to[i] += from[i] / static_cast<double>(sittings.size());
+    for (const auto figure : kFigures) pool.*figure += s.*figure / n;
   }
   // The spans' means pooled; the figures each the mean of the sittings' own, as each sitting's
   // latency is subtracted from its own waits (one sitting in a slow spell read a 0.4 ms
@@ -449,7 +442,6 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   // 0, 273 and 130).
   SkewMeasurement m = skewFrom(pool);
   m.skew = m.syncWait = m.syncWaitBeside = 0;
-  const auto n = static_cast<double>(sittings.size());
   for (const SkewSitting& s : sittings) {
     const SkewMeasurement alone = skewFrom(s);
     m.sittingSyncWaitBeside.push_back(alone.syncWaitBeside);

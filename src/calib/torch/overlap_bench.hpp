@@ -36,33 +36,29 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
 
 // How far ranks running the same compute drift apart: each rank computes, then waits in a
 // blocking 8-byte allreduce, as a layer's collective or a step's last gradient reduction does.
-struct SkewMeasurement {
-  double compute = 0;  // seconds computed per trial, mean over ranks and trials
-  double latency = 0;  // the allreduce right after a barrier: no one to wait for
-  double wait = 0;     // the allreduce after the compute, mean over ranks and trials
-  // The same over the short spans and over the long ones (4x the compute), and over many
-  // layer-sized ones (~1 ms).
-  double shortCompute = 0, shortWait = 0, longCompute = 0, longWait = 0, layerCompute = 0, layerWait = 0;
-  // The slope of the wait between the short and the long spans (hw::Implementation::skew), and
-  // the layer-sized spans' wait less the latency and that slope's share (::syncWait); both >= 0.
-  double skew = 0;
-  double syncWait = 0;
-  // The layer-sized spans with the gradient engine's calls in flight beside them (compute and
-  // wait per span), and what each synchronisation waits there (::syncWaitBeside): their wait
-  // less the latency and the slope's share, and no less than syncWait.
-  double besideCompute = 0, besideWait = 0;
-  double syncWaitBeside = 0;
-  // What each sitting alone read for syncWaitBeside and skew (the figures above pool them).
-  std::vector<double> sittingSyncWaitBeside, sittingSkew;
-};
-
-// One sitting of the spans SkewMeasurement describes: the latency, and per kind of span
-// (layer-sized, short, long, layer-sized beside the engine's calls) its compute and wait, each
-// the mean over the sitting's spans and the ranks.
+// One sitting of such spans: the latency (the allreduce right after a barrier: no one to wait
+// for), and per kind of span its compute and wait (seconds, each the mean over the sitting's
+// spans and the ranks): short, long (4x the compute), many layer-sized ones (~1.4 ms) back to
+// back, and those again with the gradient engine's calls in flight beside them.
 struct SkewSitting {
   double latency = 0;
   double layerCompute = 0, layerWait = 0, shortCompute = 0, shortWait = 0;
   double longCompute = 0, longWait = 0, besideCompute = 0, besideWait = 0;
+};
+
+struct SkewMeasurement {
+  SkewSitting spans;    // each figure's mean over the sittings
+  double compute = 0;   // spans' short and long compute, their mean
+  double wait = 0;      // and their wait
+  // The slope of the wait between the short and the long spans (hw::Implementation::skew), and
+  // the layer-sized spans' wait less the latency and that slope's share (::syncWait); both >= 0.
+  double skew = 0;
+  double syncWait = 0;
+  // What each synchronisation waits beside the engine's calls (::syncWaitBeside): the beside
+  // spans' wait less the latency and the slope's share, and no less than syncWait.
+  double syncWaitBeside = 0;
+  // What each sitting alone read for syncWaitBeside and skew (the three above are their means).
+  std::vector<double> sittingSyncWaitBeside, sittingSkew;
 };
 
 // Collective over `comm` (of two ranks or more), ~3 s on 2 ranks here; every rank returns the

@@ -352,13 +352,13 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
     out << fmt::format("skew: after {} / {} / {} of the same compute a blocking allreduce took {} / {} / {} ({} right "
                        "after a barrier): ranks drift apart by {:.1f}% of what they compute; the layer-sized spans "
                        "wait {} more (not written: implementation.sync_wait is set by hand)\n",
-                       units::formatSeconds(k.layerCompute), units::formatSeconds(k.shortCompute),
-                       units::formatSeconds(k.longCompute), units::formatSeconds(k.layerWait),
-                       units::formatSeconds(k.shortWait), units::formatSeconds(k.longWait),
-                       units::formatSeconds(k.latency), k.skew * 100, units::formatSeconds(k.syncWait));
+                       units::formatSeconds(k.spans.layerCompute), units::formatSeconds(k.spans.shortCompute),
+                       units::formatSeconds(k.spans.longCompute), units::formatSeconds(k.spans.layerWait),
+                       units::formatSeconds(k.spans.shortWait), units::formatSeconds(k.spans.longWait),
+                       units::formatSeconds(k.spans.latency), k.skew * 100, units::formatSeconds(k.syncWait));
     out << fmt::format("  with the gradient engine's calls in flight beside them, {} spans wait {} each: a synchronisation "
                        "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
-                       units::formatSeconds(k.besideCompute), units::formatSeconds(k.besideWait),
+                       units::formatSeconds(k.spans.besideCompute), units::formatSeconds(k.spans.besideWait),
                        units::formatSeconds(k.syncWaitBeside));
     out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the means of the sittings' own "
                        "(skew {}, that wait {})\n",
@@ -401,16 +401,16 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
             {"sync_wait_s", k.syncWait},
             {"compute_s", k.compute},
             {"wait_s", k.wait},
-            {"latency_s", k.latency},
-            {"short_compute_s", k.shortCompute},
-            {"short_wait_s", k.shortWait},
-            {"long_compute_s", k.longCompute},
-            {"long_wait_s", k.longWait},
-            {"layer_compute_s", k.layerCompute},
-            {"layer_wait_s", k.layerWait},
+            {"latency_s", k.spans.latency},
+            {"short_compute_s", k.spans.shortCompute},
+            {"short_wait_s", k.spans.shortWait},
+            {"long_compute_s", k.spans.longCompute},
+            {"long_wait_s", k.spans.longWait},
+            {"layer_compute_s", k.spans.layerCompute},
+            {"layer_wait_s", k.spans.layerWait},
             {"sync_wait_beside_s", k.syncWaitBeside},
-            {"beside_compute_s", k.besideCompute},
-            {"beside_wait_s", k.besideWait},
+            {"beside_compute_s", k.spans.besideCompute},
+            {"beside_wait_s", k.spans.besideWait},
             {"sittings", {{"skew", k.sittingSkew}, {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
