@@ -75,7 +75,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double share = hw::rowsShare(c.rows, rows.halfRateRowsAt(c.samples));
+    const double share = hw::rowsShare(c.rows, rows.halfRateRowsAt(c.native));
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
       w.amount += c.flops / share;
@@ -106,7 +106,7 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
   double error = 0;
   auto add = [&](double flops, double busy, bool backward, const TimedCall& c) {
     const double predicted =
-        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.samples));
+        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.native));
     error += std::pow(std::log(predicted / busy), 2);
   };
   for (const TimedCall& c : calls) {
@@ -133,7 +133,7 @@ std::vector<double> halfRateCandidates() {
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
                const hw::WeightGradientTraffic& traffic, hw::KernelCurves& out) {
   const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [&](const TimedCall& c) {
-    return c.matrix && c.kernel == kernel && hw::isOneSample(c.samples);
+    return c.matrix && c.kernel == kernel && c.native;
   });
   const std::vector<double> candidates = halfRateCandidates();
   const std::vector<double> oneSampleCandidates = anyOneSample ? candidates : std::vector<double>{-1};
@@ -259,7 +259,7 @@ double trafficError(const std::vector<TimedCall>& calls, double callOverhead, co
   for (const TimedCall& c : calls) {
     // Batches or one sample, which runs LibTorch's other kernel (hw::WeightGradientTraffic::oneSample).
     if (c.accumulatedWeights <= 0 || c.backwardPasses() == 0 || c.backwardSeconds <= 0 ||
-        hw::isOneSample(c.samples) != oneSample) {
+        c.native != oneSample) {
       continue;
     }
     const double predicted = cost::passSeconds(d, fit.peak, c.backwardData, true, c.kernel) +
@@ -283,7 +283,7 @@ hw::WeightGradientTraffic fitTraffic(const std::vector<TimedCall>& calls, double
   }
   // Then the one-sample calls' own count, where there are any.
   const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [](const TimedCall& c) {
-    return c.accumulatedWeights > 0 && c.backwardSeconds > 0 && hw::isOneSample(c.samples);
+    return c.accumulatedWeights > 0 && c.backwardSeconds > 0 && c.native;
   });
   if (!anyOneSample) return bestTraffic;
   best = -1;
@@ -309,25 +309,33 @@ hw::Device memoryOf(const DeviceFit& fit, double callOverhead) {
   return d;
 }
 
-// The calls with their forward's weight reordering (`traffic` times a batch convolution's
-// weights at `memory`'s bandwidth) taken off their forward time: what the curves describe.
-std::vector<TimedCall> withoutReordering(const std::vector<TimedCall>& calls, hw::Device memory, double traffic) {
-  memory.forwardWeightTraffic = traffic;
+// The calls with the traffic `memory` describes before or after their arithmetic taken off
+// their times: a batch convolution's forward reordering its weights, each pass of a native one
+// moving its column buffer. What the curves describe.
+std::vector<TimedCall> withoutSerialTraffic(const std::vector<TimedCall>& calls, const hw::Device& memory) {
   std::vector<TimedCall> out = calls;
   for (TimedCall& c : out) {
-    const double bytes = memory.forwardWeightBytes(c.accumulatedWeights, c.samples);
+    const double bytes = memory.forwardWeightBytes(c.accumulatedWeights, c.native);
     if (bytes > 0) c.seconds -= bytes * memory.secondsPerByte(bytes);
+    if (const double columns = c.columnTraffic(memory); columns > 0) {
+      const double seconds = columns * memory.secondsPerByte(columns);
+      c.seconds -= seconds;
+      c.backwardSeconds -= c.backwardPasses() * seconds;
+    }
   }
   return out;
 }
 
-// The device fitted to `calls` with `traffic` for the forward's weight reordering: its general
-// curves and the convolutions' own (the kinds the reordering touches).
-hw::Device deviceWithReordering(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit,
-                                double traffic) {
+// The device fitted to `calls` with `traffic` for the forward's weight reordering and `columns`
+// for a native convolution's column buffer: its general curves and the convolutions' own (the
+// kinds the traffic touches).
+hw::Device deviceWithTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit,
+                             double traffic, double columns) {
   hw::Device d = memoryOf(fit, callOverhead);
   d.forwardWeightTraffic = traffic;
-  const std::vector<TimedCall> compute = withoutReordering(calls, d, traffic);
+  d.nativeColumnTraffic = columns;
+  d.weightGradientTraffic = fit.weightGradientTraffic;
+  const std::vector<TimedCall> compute = withoutSerialTraffic(calls, d);
   const Curves all = fitCurves(compute, fit.peak, callOverhead, fit.memoryBandwidth, -1, fit.weightGradientTraffic);
   d.efficiency = all.forward;
   d.backwardEfficiency = all.backward;
@@ -345,7 +353,7 @@ hw::Device deviceWithReordering(const std::vector<TimedCall>& calls, double call
 double fitForwardTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
   double best = -1, bestTraffic = 0;
   for (const double traffic : {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
-    const hw::Device d = deviceWithReordering(calls, callOverhead, fit, traffic);
+    const hw::Device d = deviceWithTraffic(calls, callOverhead, fit, traffic, fit.nativeColumnTraffic);
     double error = 0;
     for (const TimedCall& c : calls) {
       if (c.accumulatedWeights <= 0 || c.seconds <= 0) continue;
@@ -356,15 +364,44 @@ double fitForwardTraffic(const std::vector<TimedCall>& calls, double callOverhea
   return bestTraffic;
 }
 
+// The column traffic among a grid of counts whose device predicts the native convolutions'
+// whole forward and backward times best, in squared log error (0 without such calls).
+double fitColumnTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
+  const bool any = std::any_of(calls.begin(), calls.end(), [](const TimedCall& c) { return c.native && c.columnBytes > 0; });
+  if (!any) return 0;
+  double best = -1, bestTraffic = 0;
+  for (const double columns : {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
+    const hw::Device d = deviceWithTraffic(calls, callOverhead, fit, fit.forwardWeightTraffic, columns);
+    double error = 0;
+    for (const TimedCall& c : calls) {
+      if (!c.native || c.columnBytes <= 0 || c.seconds <= 0) continue;
+      error += std::pow(std::log(cost::passSeconds(d, fit.peak, c.forwardPass(d), false, c.kernel) / c.seconds), 2);
+      if (c.backwardPasses() == 0 || c.backwardSeconds <= 0) continue;
+      error += std::pow(std::log(c.backwardSecondsOn(d, fit.peak) / c.backwardSeconds), 2);
+    }
+    if (best < 0 || error < best) best = error, bestTraffic = columns;
+  }
+  return bestTraffic;
+}
+
 }  // namespace
 
 cost::PassWork TimedCall::forwardPass(const hw::Device& device) const {
-  return {flops, bytes, rows, samples, device.forwardWeightBytes(accumulatedWeights, samples)};
+  return {flops, bytes, rows, samples, device.forwardWeightBytes(accumulatedWeights, native) + columnTraffic(device),
+          native};
+}
+
+double TimedCall::backwardSecondsOn(const hw::Device& device, double peak) const {
+  cost::PassWork data = backwardData, weight = weightPass(device.weightGradientTraffic);
+  if (data.flops > 0) data.serialBytes = columnTraffic(device);
+  if (weight.flops > 0) weight.serialBytes = columnTraffic(device);
+  return cost::passSeconds(device, peak, data, true, kernel, memoryKind) +
+         cost::passSeconds(device, peak, weight, true, kernel, memoryKind);
 }
 
 cost::PassWork TimedCall::weightPass(const hw::WeightGradientTraffic& traffic) const {
   cost::PassWork w = backwardWeight;
-  w.bytes += traffic.bytes(accumulatedWeights, backwardWeight.samples) - accumulatedWeights;
+  w.bytes += traffic.bytes(accumulatedWeights, backwardWeight.samples, native) - accumulatedWeights;
   return w;
 }
 
@@ -376,8 +413,16 @@ DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double cal
   std::vector<TimedCall> compute = calls;
   if (fit.memoryBandwidth > 0 && weightReorders) {
     fit.weightGradientTraffic = fitTraffic(calls, callOverhead, fit);
-    fit.forwardWeightTraffic = fitForwardTraffic(calls, callOverhead, fit);
-    compute = withoutReordering(calls, memoryOf(fit, callOverhead), fit.forwardWeightTraffic);
+    // Each count shapes the curves the other is judged by: the reordering first (native calls
+    // reorder nothing), then the columns, then both again knowing the other.
+    for (int round = 0; round < 2; ++round) {
+      fit.forwardWeightTraffic = fitForwardTraffic(calls, callOverhead, fit);
+      fit.nativeColumnTraffic = fitColumnTraffic(calls, callOverhead, fit);
+    }
+    hw::Device memory = memoryOf(fit, callOverhead);
+    memory.forwardWeightTraffic = fit.forwardWeightTraffic;
+    memory.nativeColumnTraffic = fit.nativeColumnTraffic;
+    compute = withoutSerialTraffic(calls, memory);
     fit.peak = std::max(fit.peak, fastestRate(compute, callOverhead, fit.memoryBandwidth));
   }
   const Curves all = fitCurves(compute, fit.peak, callOverhead, fit.memoryBandwidth, -1, fit.weightGradientTraffic);

@@ -17,7 +17,8 @@ struct TimedCall {
   int kernel = -1;     // its hw::Kernel, for a matrix product
   int memoryKind = -1; // its hw::MemoryKind, for the rest (-1: element-wise)
   double rows = 0;     // a matrix product's rows: samples x output positions
-  double samples = 0;  // the call's samples (one runs LibTorch's one-sample kernels); 0: unknown
+  double samples = 0;  // the call's samples; 0: unknown
+  bool native = false; // LibTorch ran it with its own kernel (cost::runsNativeKernel)
   // Its backward passes (the gradients of data and of weights), when they were timed: each
   // pass's work, the weight pass's bytes moving the weights once, and their seconds together.
   cost::PassWork backwardData, backwardWeight;
@@ -25,6 +26,7 @@ struct TimedCall {
   // A convolution's weight bytes, which its forward may reorder (hw::Device::forwardWeightTraffic)
   // and its weight-gradient pass move more than once (hw::WeightGradientTraffic); 0 for the rest.
   double accumulatedWeights = 0;
+  double columnBytes = 0;  // a native convolution's column buffer per pass (hw::Device::nativeColumnTraffic)
   std::string layer;  // its name, for reports
 
   int backwardPasses() const { return (backwardData.flops > 0 ? 1 : 0) + (backwardWeight.flops > 0 ? 1 : 0); }
@@ -32,8 +34,14 @@ struct TimedCall {
   double backwardBytes() const { return backwardData.bytes + backwardWeight.bytes; }
   // The weight pass's work with the weights moved as `traffic` says.
   cost::PassWork weightPass(const hw::WeightGradientTraffic& traffic) const;
-  // The forward's work, a batch's convolution reordering its weights as `device` says.
+  // The forward's work, a batch's convolution reordering its weights and a native one moving
+  // its column buffer as `device` says.
   cost::PassWork forwardPass(const hw::Device& device) const;
+  // Its backward passes' seconds on `device` at `peak`: the weight pass moving the weights as
+  // the device's traffic says, each pass of a native call its column buffer.
+  double backwardSecondsOn(const hw::Device& device, double peak) const;
+  // The bytes a pass moves before or after its arithmetic for its column buffer on `device`.
+  double columnTraffic(const hw::Device& device) const { return native ? device.nativeColumnTraffic * columnBytes : 0; }
 };
 
 struct DeviceFit {
@@ -47,6 +55,7 @@ struct DeviceFit {
   double peak = 0;  // what the efficiencies are fractions of: the given peak, or a faster call's rate
   hw::WeightGradientTraffic weightGradientTraffic;  // what fits the convolutions' backward passes best
   double forwardWeightTraffic = 0;  // the weights a convolution's forward reorders first, what fits its forward best
+  double nativeColumnTraffic = 0;   // a native convolution's column buffer per pass, what fits those calls best
 };
 
 // Memory bandwidth: bytes / (seconds - overhead) of the element-wise calls, overall and per
@@ -66,7 +75,9 @@ struct DeviceFit {
 // count (0.5 to 12 times, or as a batch). Then the weights a batch's convolution
 // forward moves before its arithmetic (0 to 12 times them, hw::Device::forwardWeightTraffic):
 // the count whose curves, fitted to the forward times less that traffic, predict the
-// convolutions' whole forward times best; the curves above are fitted so.
+// convolutions' whole forward times best; then the times each pass of a native convolution
+// moves its column buffer (0 to 12, hw::Device::nativeColumnTraffic) that predicts those calls'
+// whole times best; the curves above are fitted so.
 // `weightReorders`: fit the weight traffic oneDNN adds on CPUs (the forward's reorder, the
 // weight-gradient pass's per-sample accumulation). Off for a GPU's calls: cuDNN reads the
 // weights once, and the traffic fit there turned timing noise into near-zero compute times

@@ -59,6 +59,7 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
               {"per_sample", c.device.weightGradientTraffic.perSample},
               {"one_sample", c.device.weightGradientTraffic.oneSample}}},
             {"forward_weight_traffic", c.device.forwardWeightTraffic},
+            {"native_column_traffic", c.device.nativeColumnTraffic},
             {"speed_probe_s", c.device.speedProbe}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
@@ -122,6 +123,10 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
   if (c.device.forwardWeightTraffic > 0) {
     out << fmt::format("  convolution weights: a forward over a batch moves them {:g}x before its arithmetic (a reorder)\n",
                        c.device.forwardWeightTraffic);
+  }
+  if (c.device.nativeColumnTraffic > 0) {
+    out << fmt::format("  native convolutions (LibTorch's own kernel): each pass moves its column buffer {:g}x\n",
+                       c.device.nativeColumnTraffic);
   }
   if (c.device.speedProbe > 0) {
     out << fmt::format("  speed probe: {:.2f} ms when measured (validate compares each run's)\n", c.device.speedProbe * 1e3);

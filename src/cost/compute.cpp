@@ -38,6 +38,45 @@ double outputPositions(const graph::Layer& layer) {
 
 }  // namespace
 
+NativeKernelRule nativeKernelRule(const graph::Layer& layer, const graph::TensorShape& input) {
+  using graph::LayerKind;
+  NativeKernelRule rule;
+  rule.known = true;
+  rule.fullyConnected = layer.kind == LayerKind::kFullyConnected;
+  if (layer.kind != LayerKind::kConv && layer.kind != LayerKind::kDeconv) return rule;
+  const auto& a = layer.as<graph::ConvAttrs>();
+  auto all = [](const graph::Dims& dims, std::int64_t value) {
+    return std::all_of(dims.begin(), dims.end(), [value](std::int64_t d) { return d == value; });
+  };
+  rule.convolution = true;
+  rule.transposed = layer.kind == LayerKind::kDeconv;
+  rule.pointwise = all(a.kernel, 1) && all(a.stride, 1) && all(a.dilation, 1);
+  const std::size_t n = a.kernel.size();
+  // A kernel given as one extent is that extent in every dimension.
+  const std::int64_t last = a.kernel.back(), beforeLast = n >= 2 ? a.kernel[n - 2] : a.kernel.back();
+  rule.alwaysOneDnn = a.groups > 1 || (last > 3 && beforeLast > 3);
+  const double outside = static_cast<double>(rule.transposed ? input.channels : layer.output.channels);
+  rule.columnsPerFlop = rule.pointwise || outside <= 0 ? 0 : 1 / (2 * outside);
+  rule.leadingElements = static_cast<double>(input.channels);
+  for (std::size_t i = 0; i < std::min<std::size_t>(2, input.spatial.size()); ++i) {
+    rule.leadingElements *= static_cast<double>(input.spatial[i]);
+  }
+  return rule;
+}
+
+bool runsNativeKernel(const NativeKernelRule& rule, const LocalShare& s) {
+  const bool one = hw::isOneSample(s.samples);
+  if (!rule.known || rule.fullyConnected) return one;
+  if (!rule.convolution) return false;
+  if (rule.transposed || (rule.pointwise && s.samples < 16)) return true;
+  if (rule.alwaysOneDnn || !one) return false;
+  return s.samples * rule.leadingElements * s.inputSpatial * s.inputChannels <= kNativeLeadingElements;
+}
+
+double columnElements(const NativeKernelRule& rule, double forwardFlops, const LocalShare& s) {
+  return rule.columnsPerFlop * forwardFlops * s.samples * s.spatial * (rule.transposed ? s.outputChannels : s.inputChannels);
+}
+
 int memoryKindOf(const graph::Layer& layer) {
   using graph::LayerKind;
   switch (layer.kind) {
@@ -60,7 +99,7 @@ int memoryKindOf(const graph::Layer& layer) {
 }
 
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& s, int bytesPerElement,
-                    const hw::Device& device, double inputChannels) {
+                    const hw::Device& device, double inputChannels, const NativeKernelRule& nativeRule) {
   const double channelTile = device.channelTile;
   using graph::LayerKind;
   if (layer.kind == LayerKind::kInput || layer.kind == LayerKind::kFlatten) return {};  // views, no kernels
@@ -80,12 +119,17 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   w.kernel = kernelOf(layer);
   w.memoryKind = memoryKindOf(layer);
   const double rows = s.samples * s.spatial * outputPositions(layer);
+  const bool native = w.kernel >= 0 && runsNativeKernel(nativeRule, s);
+  if (native) w.columnBytes = columnElements(nativeRule, static_cast<double>(c.forwardFlops), s) * delta;
+  const double columns = device.nativeColumnTraffic * w.columnBytes;
   w.forward = {c.forwardFlops * flopShare, in + out + weights, rows, s.samples,
-               accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, s.samples) : 0};
-  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows, s.samples};
-  const double weightPass = accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples) : weights;
+               (accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, native) : 0) + columns, native};
+  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows, s.samples,
+                    c.backwardDataFlops > 0 ? columns : 0, native};
+  const double weightPass =
+      accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples, native) : weights;
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
-                      s.samples};
+                      s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
                                    s.inputChannels, s.outputChannels);
@@ -106,7 +150,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
-                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) * device.rowsFactor(kernel, work.rows, work.samples)
+                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) * device.rowsFactor(kernel, work.rows, work.native)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -132,7 +176,7 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double rows = device.rowsFactor(work.kernel, pass.rows, pass.samples);
+    const double rows = device.rowsFactor(work.kernel, pass.rows, pass.native);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * rows) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * rows;
@@ -176,6 +220,7 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
       p.inputChannels = static_cast<double>(input.output.channels);
       p.outputChannels = static_cast<double>(layer.output.channels);
     }
+    p.native = nativeKernelRule(layer, input.output);
   }
   return out;
 }
@@ -214,7 +259,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   };
   const double memorySeconds = secondsFor(bytes);
   const double floorSeconds = rates.floorSecondsPerFlop;
-  const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, s.samples) : 1;
+  const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
+  const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, native) : 1;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;
@@ -238,12 +284,18 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   // A convolution's weights: its forward over a batch may reorder them first, its weight pass
   // moves them as the device says (once by default).
   const double weights = p.params * channelShare * delta;
-  const double reordered = accumulatesBySample(p.kernel) ? device.forwardWeightBytes(weights, s.samples) : 0;
-  const double forward = pass(0, true, memorySeconds) + secondsFor(reordered);
+  const double reordered = accumulatesBySample(p.kernel) ? device.forwardWeightBytes(weights, native) : 0;
+  const double columns =
+      native && device.nativeColumnTraffic > 0
+          ? device.nativeColumnTraffic * columnElements(p.native, p.flops[0], s) * delta
+          : 0;
+  const double columnSeconds = columns > 0 ? secondsFor(columns) : 0;
+  const double forward = pass(0, true, memorySeconds) + secondsFor(reordered) + columnSeconds;
   const double weightPassSeconds = accumulatesBySample(p.kernel) && !device.weightGradientTraffic.once()
-                                       ? secondsFor(bytes - weights + device.weightGradientTraffic.bytes(weights, s.samples))
+                                       ? secondsFor(bytes - weights + device.weightGradientTraffic.bytes(weights, s.samples, native))
                                        : memorySeconds;
-  return {forward, pass(1, p.flops[1] > 0, memorySeconds), pass(2, p.flops[2] > 0, weightPassSeconds)};
+  return {forward, pass(1, p.flops[1] > 0, memorySeconds) + (p.flops[1] > 0 ? columnSeconds : 0),
+          pass(2, p.flops[2] > 0, weightPassSeconds) + (p.flops[2] > 0 ? columnSeconds : 0)};
 }
 
 }  // namespace paraxis::cost

@@ -29,11 +29,43 @@ struct PassWork {
   // Bytes moved before the arithmetic, not beside it (a convolution's forward reordering its
   // weights, hw::Device::forwardWeightTraffic): their time adds to the pass's.
   double serialBytes = 0;
+  bool native = false;  // LibTorch runs it with its own kernel (runsNativeKernel)
 };
+
+// Which kernel LibTorch runs a matrix layer with, by its CPU build's dispatch (1.13,
+// ConvParams::use_mkldnn): a convolution runs LibTorch's own im2col kernel ("native") when it
+// is transposed; when it is 1x1, unstrided and undilated over fewer than 16 samples (one
+// thread); and over one sample whose input's first four dimensions (samples x channels x the
+// first two spatial extents) hold at most 20,480 elements, unless its kernel is wider than 3 in
+// both of its last two dimensions or grouped. Else oneDNN's. A fully connected layer over one
+// sample runs a matrix-vector product. CosmoFlow 64^3 at one sample: conv2 (32 x 32 x 32
+// leading elements) ran at its batch rate, conv1, conv3 and conv4 (16,384, 16,384, 8,192) at a
+// third of it. The device's one-sample figures describe the native calls.
+struct NativeKernelRule {
+  bool known = false;             // false: a rule not derived, every one-sample call native
+  bool fullyConnected = false;
+  bool convolution = false;
+  bool transposed = false;
+  bool pointwise = false;         // 1x1, unstrided, undilated
+  bool alwaysOneDnn = false;      // grouped, or wider than 3 in both last kernel dimensions
+  double leadingElements = 0;     // per sample: input channels x the input's first two spatial extents
+  // Elements of the column buffer a native call forms per FLOP of its forward: 1 / (2 x the
+  // channels the buffer leaves out: a convolution's output channels, a transposed one's input
+  // channels); 0 for an unstrided 1x1 one, which multiplies its input as it is.
+  double columnsPerFlop = 0;
+};
+inline constexpr double kNativeLeadingElements = 20480;
+NativeKernelRule nativeKernelRule(const graph::Layer& layer, const graph::TensorShape& input);
+// Whether a call over the local share `share` of the layer runs natively.
+bool runsNativeKernel(const NativeKernelRule& rule, const LocalShare& share);
+// The elements of the column buffer such a call forms for `forwardFlops` of the whole layer per
+// sample (hw::Device::nativeColumnTraffic).
+double columnElements(const NativeKernelRule& rule, double forwardFlops, const LocalShare& share);
 
 struct LayerWork {
   PassWork forward, backwardData, backwardWeight;
   double tileWaste = 1;  // how much longer the matrix kernels run than the FLOPs say
+  double columnBytes = 0;  // a native convolution's column buffer, per pass (else 0)
   int kernel = -1;       // hw::Kernel of a matrix layer (its curves), -1 for the rest
   int memoryKind = -1;   // hw::MemoryKind of the rest (its bandwidth), -1 for matrix layers and views
 };
@@ -55,8 +87,10 @@ double channelTileWaste(double tile, double inputChannels, double outputChannels
 // for the tile waste).
 // The device gives the channel tile and the weight-gradient pass's traffic (the default: one
 // tile, the weights moved once).
+// `native`: the layer's kernel rule (without one, every one-sample call counts as native).
 LayerWork layerWork(const graph::Layer& layer, double inputElements, const LocalShare& share, int bytesPerElement,
-                    const hw::Device& device = hw::Device{}, double inputChannels = 0);
+                    const hw::Device& device = hw::Device{}, double inputChannels = 0,
+                    const NativeKernelRule& native = {});
 
 // Whether `kernel`'s weight-gradient pass adds sample after sample into the whole gradient
 // (hw::WeightGradientTraffic): a convolution's; a fully connected layer's is one
@@ -92,6 +126,7 @@ struct LayerProfile {
   int kernel = -1;              // kernelOf(layer)
   int memoryKind = -1;          // memoryKindOf(layer)
   bool view = false;            // input, flatten: no kernels
+  NativeKernelRule native;
 };
 
 std::vector<LayerProfile> profileLayers(const graph::Model& model);

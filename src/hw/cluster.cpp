@@ -173,6 +173,7 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.weightGradientTraffic.perSample, 0, 64, "device.weight_gradient_traffic.per_sample");
   c.within(device.weightGradientTraffic.oneSample, -1, 64, "device.weight_gradient_traffic.one_sample");
   c.within(device.forwardWeightTraffic, 0, 64, "device.forward_weight_traffic");
+  c.within(device.nativeColumnTraffic, 0, 64, "device.native_column_traffic");
   c.within(device.speedProbe, 0, Device::kMaxSpeedProbe, "device.speed_probe");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
     c.curve(points, key, "flops", 1e30, "efficiency", 1e-6, 1);

@@ -48,7 +48,7 @@ inline double rowsShare(double rows, double halfRateRows) {
   return halfRateRows > 0 && rows > 0 ? rows / (rows + halfRateRows) : 1;
 }
 
-// Whether a call over `samples` runs LibTorch's one-sample kernels (0: unknown, a batch).
+// Whether a call over `samples` is over one sample (0: unknown, a batch).
 inline bool isOneSample(double samples) { return samples > 0 && samples < 1.5; }
 
 struct KernelCurves {
@@ -58,12 +58,14 @@ struct KernelCurves {
   // last 3x3 convolutions on 2x2 positions at batch 8 run at a fifth of the rate of its first
   // ones on 16x16, at the same FLOPs). 0: no such effect.
   double halfRateRows = 0;
-  // The same for calls over one sample, which LibTorch runs with another kernel (its native
-  // per-sample convolution instead of oneDNN's): ResNet-18's 2x2-position convolutions at batch
-  // 1 took a third of the time per sample they take at batch 2. <0: as halfRateRows.
+  // The same for the calls LibTorch runs with its own kernel (cost::runsNativeKernel: a
+  // convolution over one small sample, a matrix-vector product) instead of oneDNN's or BLAS's
+  // batched one: ResNet-18's 2x2-position convolutions at batch 1 took a third of the time per
+  // sample they take at batch 2. The key says "one sample", where most of them are. <0: as
+  // halfRateRows.
   double oneSampleHalfRateRows = -1;
-  double halfRateRowsAt(double samples) const {
-    return isOneSample(samples) && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
+  double halfRateRowsAt(bool native) const {
+    return native && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
   }
 };
 
@@ -77,13 +79,13 @@ struct KernelCurves {
 struct WeightGradientTraffic {
   double perPass = 1;
   double perSample = 0;
-  // The times a one-sample call moves them: LibTorch's own one-sample kernel writes the
-  // gradient in place, without oneDNN's layout conversions (ResNet-18 64^2's 9 MiB layer took
-  // 1.6 ms backward at one sample where 12x per pass would stream 2.8 ms). <0: as a batch.
+  // The times a native call (cost::runsNativeKernel) moves them: LibTorch's own kernel writes
+  // the gradient in place, without oneDNN's layout conversions (ResNet-18 64^2's 9 MiB layer
+  // took 1.6 ms backward at one sample where 12x per pass would stream 2.8 ms). <0: as a batch.
   double oneSample = -1;
-  // The bytes moved for `weightBytes` of weights over `samples`.
-  double bytes(double weightBytes, double samples) const {
-    return weightBytes * (isOneSample(samples) && oneSample >= 0 ? oneSample : perPass + perSample * samples);
+  // The bytes moved for `weightBytes` of weights over `samples`, by a native call or not.
+  double bytes(double weightBytes, double samples, bool native) const {
+    return weightBytes * (native && oneSample >= 0 ? oneSample : perPass + perSample * samples);
   }
   bool once() const { return perPass == 1 && perSample == 0 && oneSample < 0; }
 };
@@ -118,13 +120,21 @@ struct Device {
   // weights into its blocked layout on every call. On this project's VMs, one thread, ResNet-18
   // 64^2's 9 MiB 3x3 512->512 layer's forward took ~1 ms more than its first layers' at the
   // same FLOPs at every batch from 2 to 16 (about 4x its weights), its 0.5 MiB 1x1 one ~85 us
-  // more; one sample runs LibTorch's own kernel, which reads them in place. 0: none (GPU
-  // kernels read the weights as the arithmetic needs them).
+  // more; a native call (cost::runsNativeKernel) runs LibTorch's own kernel, which reads them
+  // in place. 0: none (GPU kernels read the weights as the arithmetic needs them).
   double forwardWeightTraffic = 0;
-  // The bytes that reordering moves for `weightBytes` of a convolution over `samples`.
-  double forwardWeightBytes(double weightBytes, double samples) const {
-    return isOneSample(samples) ? 0 : forwardWeightTraffic * weightBytes;
+  // The bytes that reordering moves for `weightBytes` of a convolution, native or not.
+  double forwardWeightBytes(double weightBytes, bool native) const {
+    return native ? 0 : forwardWeightTraffic * weightBytes;
   }
+  // How many times each pass of a native convolution (cost::runsNativeKernel) moves its column
+  // buffer before or after its arithmetic, at the bandwidth of that many bytes: LibTorch's own
+  // kernel unfolds its input into an (input channels x kernel volume) x output positions matrix
+  // (im2col) for the matrix product, folds the input gradient back from one (col2im), and
+  // allocates it afresh each call (its pages fault in). CosmoFlow 64^3 at one sample on this
+  // project's VMs: conv1, 113 MB of columns, took 35 ms forward, conv3, 28 MB at the same FLOPs,
+  // 23 ms. 0: none (oneDNN's and GPU kernels form no such buffer).
+  double nativeColumnTraffic = 0;
   // The device's own cores copy each message it receives from another device of its node
   // (processes sharing a CPU host's memory): a transfer occupies the receiver for its time
   // instead of travelling beside the compute (DMA). Placement prices it so.
@@ -155,10 +165,10 @@ struct Device {
   // specific curve there is: the kernel's for that pass, the device's for that pass, the
   // kernel's forward, the device's forward.
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
-  // rowsShare at the kernel's half-rate rows for a call over `samples` (1 for no matrix kernel;
-  // samples 0: unknown, taken as a batch).
-  double rowsFactor(int kernel, double rows, double samples) const {
-    return kernel >= 0 ? rowsShare(rows, kernels[kernel].halfRateRowsAt(samples)) : 1;
+  // rowsShare at the kernel's half-rate rows for a call, native (cost::runsNativeKernel) or
+  // not (1 for no matrix kernel).
+  double rowsFactor(int kernel, double rows, bool native) const {
+    return kernel >= 0 ? rowsShare(rows, kernels[kernel].halfRateRowsAt(native)) : 1;
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

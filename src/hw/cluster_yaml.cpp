@@ -39,7 +39,8 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
-                 "weight_gradient_traffic", "forward_weight_traffic", "receives_by_copy", "speed_probe"});
+                 "weight_gradient_traffic", "forward_weight_traffic", "native_column_traffic", "receives_by_copy",
+                 "speed_probe"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -62,6 +63,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
                                traffic->number("one_sample", -1.0)};
   }
   d.forwardWeightTraffic = v.number("forward_weight_traffic", 0.0);
+  d.nativeColumnTraffic = v.number("native_column_traffic", 0.0);
   d.receivesByCopy = v.boolean("receives_by_copy", false);
   if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
@@ -240,6 +242,9 @@ std::string clusterYaml(const Cluster& c) {
   }
   if (c.device.forwardWeightTraffic != 0) {
     y += fmt::format("  forward_weight_traffic: {:.6g}\n", c.device.forwardWeightTraffic);
+  }
+  if (c.device.nativeColumnTraffic != 0) {
+    y += fmt::format("  native_column_traffic: {:.6g}\n", c.device.nativeColumnTraffic);
   }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
   if (c.device.speedProbe > 0) y += fmt::format("  speed_probe: {:.6g}\n", c.device.speedProbe);

@@ -93,7 +93,8 @@ double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std:
   }
   const double inElems = static_cast<double>(x.elements());
   const cost::LayerTimes t = cost::layerTimes(c.device, c.device.peak(in.dtype),
-                                              cost::layerWork(layer, inElems, share, m.bytesPerElement(), c.device));
+                                              cost::layerWork(layer, inElems, share, m.bytesPerElement(), c.device, 0,
+                                                                              cost::nativeKernelRule(layer, x)));
   double seconds = t.forward + t.backwardData + t.backwardWeight;
   // Halo exchange forward and backward along every split dimension.
   if (x.rank() >= 2 && x.rank() == layer.output.rank()) {

@@ -128,16 +128,18 @@ TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
     for (double positions = 4; positions <= 1024; positions *= 4) {
       const double flops = 1e6 * samples * positions;
       const double rows = samples * positions;
-      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, {flops, 1, rows, samples}, false, conv), conv};
+      const bool native = samples == 1;  // as LibTorch runs small one-sample convolutions
+      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, {flops, 1, rows, samples, 0, native}, false, conv), conv};
       c.rows = rows;
       c.samples = samples;
+      c.native = native;
       calls.push_back(c);
     }
   }
   const DeviceFit fit = fitDevice(calls, 1e11, 0);
   EXPECT_EQ(fit.kernels[conv].halfRateRows, 64);
   EXPECT_EQ(fit.kernels[conv].oneSampleHalfRateRows, 8);
-  for (TimedCall& c : calls) c.samples = 0;  // unknown: no one-sample figure to fit
+  for (TimedCall& c : calls) c.native = false;  // none native: no one-sample figure to fit
   EXPECT_EQ(fitDevice(calls, 1e11, 0).kernels[conv].oneSampleHalfRateRows, -1);
 }
 
@@ -212,8 +214,9 @@ TEST(EfficiencyFit, WeightGradientTrafficFromTheConvolutionsBackward) {
       const double flops = 1e7 * samples;  // 0.4 ms a sample backward; 1e7 weights stream 2 ms
       TimedCall c{flops, 1e3, true, passSeconds(truth, peak, {flops, 1e3}, false, conv), conv};
       c.samples = samples;
-      c.backwardData = {flops, 1e3, 0, samples};
-      c.backwardWeight = {flops, 1e3 + weights, 0, samples};
+      c.native = samples == 1;
+      c.backwardData = {flops, 1e3, 0, samples, 0, c.native};
+      c.backwardWeight = {flops, 1e3 + weights, 0, samples, 0, c.native};
       c.accumulatedWeights = weights;
       c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
                           passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
@@ -251,10 +254,11 @@ TEST(EfficiencyFit, ForwardReorderingAndOneSampleWeightTraffic) {
       const double flops = 1e7 * samples;
       TimedCall c{flops, 1e3, true, 0, conv};
       c.samples = samples;
+      c.native = samples == 1;
       c.accumulatedWeights = weights;
       c.seconds = passSeconds(truth, peak, c.forwardPass(truth), false, conv);
-      c.backwardData = {flops, 1e3, 0, samples};
-      c.backwardWeight = {flops, 1e3 + weights, 0, samples};
+      c.backwardData = {flops, 1e3, 0, samples, 0, c.native};
+      c.backwardWeight = {flops, 1e3 + weights, 0, samples, 0, c.native};
       c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
                           passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
       calls.push_back(c);
@@ -280,6 +284,47 @@ TEST(EfficiencyFit, ForwardReorderingAndOneSampleWeightTraffic) {
     EXPECT_GE(p.efficiency, 1e-6);
     EXPECT_LE(p.efficiency, 1);
   }
+}
+
+// A native convolution (LibTorch's own kernel) moves its column buffer in each pass: three
+// one-sample calls of the same FLOPs whose buffers differ tenfold tell that traffic from the
+// arithmetic, and the fit finds its count.
+TEST(EfficiencyFit, NativeColumnTraffic) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  truth.efficiency = {{1, 0.5}};
+  truth.weightGradientTraffic = {3, 1, 2};
+  truth.forwardWeightTraffic = 2;
+  truth.nativeColumnTraffic = 6;
+  truth.prepare();
+  const double peak = 100e9;
+  const int conv = static_cast<int>(hw::Kernel::kConv3d);
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {
+    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
+  }
+  for (const double weights : {1e5, 1e6, 1e7}) {
+    for (const double samples : {1.0, 2.0, 4.0, 8.0, 32.0}) {
+      const double flops = 1e8 * samples;
+      TimedCall c{flops, 1e3, true, 0, conv};
+      c.samples = samples;
+      c.native = samples == 1;
+      c.columnBytes = c.native ? weights * 10 : 0;
+      c.accumulatedWeights = weights;
+      c.seconds = passSeconds(truth, peak, c.forwardPass(truth), false, conv);
+      c.backwardData = {flops, 1e3, 0, samples, c.columnTraffic(truth), c.native};
+      c.backwardWeight = {flops, 1e3 + weights, 0, samples, c.columnTraffic(truth), c.native};
+      c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
+                          passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, peak, 0);
+  EXPECT_EQ(fit.nativeColumnTraffic, 6);
+  EXPECT_EQ(fit.forwardWeightTraffic, 2);
+  for (const hw::EfficiencyPoint& p : fit.efficiency) EXPECT_NEAR(p.efficiency, 0.5, 1e-6);
+  for (TimedCall& c : calls) c.native = false;  // no native call: nothing to fit
+  EXPECT_EQ(fitDevice(calls, peak, 0).nativeColumnTraffic, 0);
 }
 
 }  // namespace

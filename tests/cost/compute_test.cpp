@@ -65,7 +65,7 @@ void expectPreparedEqualsReference(const hw::Cluster& cluster) {
         const LayerTimes want =
             layerTimes(cluster.device, peak,
                        layerWork(layer, inElems, share, m.bytesPerElement(), cluster.device,
-                                 static_cast<double>(input.output.channels)));
+                                 static_cast<double>(input.output.channels), nativeKernelRule(layer, input.output)));
         const LayerTimes got = layerTimes(rates, profiles[i], share, m.bytesPerElement(), logs);
         EXPECT_NEAR(got.forward, want.forward, 1e-12 * want.forward) << name << " " << layer.name;
         EXPECT_NEAR(got.backwardData, want.backwardData, 1e-12 * want.backwardData) << name << " " << layer.name;
@@ -95,6 +95,7 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
   c.device.weightGradientTraffic = {3, 1.5, 2};
   c.device.forwardWeightTraffic = 4;
+  c.device.nativeColumnTraffic = 5;
   c.device.prepare();
   expectPreparedEqualsReference(c);
 }
@@ -173,11 +174,11 @@ TEST(Compute, FewRowsSlowAMatrixKernel) {
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100}, false, conv), 4e-3);   // half of 0.5
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300}, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100}, false, static_cast<int>(hw::Kernel::kConv3d)), 2e-3);
-  // One sample runs LibTorch's one-sample kernel, at its own half-rate rows where fitted.
-  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100, 1}, false, conv), 4e-3);  // not fitted: as a batch
+  // A native call runs LibTorch's own kernel, at its own half-rate rows where fitted.
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 100, 1, 0, true}, false, conv), 4e-3);  // not fitted: as a batch
   d.kernels[conv].oneSampleHalfRateRows = 300;
-  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300, 1}, false, conv), 4e-3);
-  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300, 2}, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300, 1, 0, true}, false, conv), 4e-3);
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e9, 1, 300, 1}, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
   graph::ModelBuilder b("t", graph::TensorShape{8, {16, 16}});
   const int c = b.conv("c", 0, {.filters = 8, .kernel = {3}, .stride = {2}, .padding = {1}});
   const graph::Model m = std::move(b).build();
@@ -219,6 +220,47 @@ TEST(Compute, KernelAndPassPickTheirCurve) {
   EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv3d), false, logFlops), 0.1);
   EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv3d), true, logFlops), 0.05);
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e9, {1e9, 1}, true, static_cast<int>(hw::Kernel::kConv3d)), 20);
+}
+
+// Which calls LibTorch runs with its own kernel, as Debian's torch 1.13 picks them
+// (torch._C._select_conv_backend): CosmoFlow 64^3's conv2 over one sample has 32 x 32 x 32
+// leading input elements (> 20,480) and runs oneDNN's kernel; conv1, conv3 and conv4
+// (16,384, 16,384, 8,192) their native one; over two samples none. A 5x5 kernel runs oneDNN's
+// at any batch, a transposed one the native one at any, an unstrided 1x1 one the native one
+// below 16 samples, a fully connected layer a matrix-vector product over one sample.
+TEST(Compute, NativeKernelAsLibTorchPicksIt) {
+  const graph::Model cosmo = graph::buildZooModel("cosmoflow", {.spatial = {64}});
+  auto native = [&](const std::string& name, const LocalShare& share) {
+    const int i = cosmo.find(name);
+    return runsNativeKernel(nativeKernelRule(cosmo.layer(i), cosmo.layer(cosmo.layer(i).inputs.front()).output), share);
+  };
+  EXPECT_TRUE(native("conv1", {.samples = 1}));
+  EXPECT_FALSE(native("conv2", {.samples = 1}));
+  EXPECT_TRUE(native("conv3", {.samples = 1}));
+  EXPECT_TRUE(native("conv4", {.samples = 1}));
+  for (const char* conv : {"conv1", "conv2", "conv3", "conv4"}) EXPECT_FALSE(native(conv, {.samples = 2})) << conv;
+  EXPECT_TRUE(native("conv2", {.samples = 1, .inputSpatial = 0.5}));  // a spatial half: the local input counts
+  EXPECT_TRUE(native("fc1", {.samples = 1}));
+  EXPECT_FALSE(native("fc1", {.samples = 2}));
+
+  graph::ModelBuilder b("t", graph::TensorShape{1, {28, 28}});
+  const int wide = b.conv("wide", 0, {.filters = 6, .kernel = {5}, .padding = {2}});
+  const int pointwise = b.conv("pointwise", wide, {.filters = 8, .kernel = {1}});
+  const int strided = b.conv("strided", pointwise, {.filters = 8, .kernel = {1}, .stride = {2}});
+  const int up = b.deconv("up", strided, {.filters = 4, .kernel = {2}, .stride = {2}});
+  const graph::Model m = std::move(b).build();
+  auto nativeIn = [&](int i, double samples) {
+    return runsNativeKernel(nativeKernelRule(m.layer(i), m.layer(m.layer(i).inputs.front()).output), {.samples = samples});
+  };
+  EXPECT_FALSE(nativeIn(wide, 1));
+  EXPECT_TRUE(nativeIn(pointwise, 8));
+  EXPECT_FALSE(nativeIn(pointwise, 16));
+  EXPECT_TRUE(nativeIn(strided, 1));
+  EXPECT_FALSE(nativeIn(strided, 2));
+  EXPECT_TRUE(nativeIn(up, 32));
+  // Without a rule (a caller that knows no input shape) every one-sample call counts as native.
+  EXPECT_TRUE(runsNativeKernel({}, {.samples = 1}));
+  EXPECT_FALSE(runsNativeKernel({}, {.samples = 2}));
 }
 
 }  // namespace

@@ -203,8 +203,10 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     const graph::Layer& layer = model.layer(i);
     if (layer.counts.forwardFlops <= 0 || seconds.forward[i].empty()) continue;
     const graph::Layer& in = layer.inputs.empty() ? layer : model.layer(layer.inputs.front());
-    const cost::LayerWork work = cost::layerWork(layer, static_cast<double>(in.counts.activationBytes) / model.bytesPerElement(),
-                                                 {.samples = static_cast<double>(batch)}, model.bytesPerElement());
+    const cost::LayerWork work =
+        cost::layerWork(layer, static_cast<double>(in.counts.activationBytes) / model.bytesPerElement(),
+                        {.samples = static_cast<double>(batch)}, model.bytesPerElement(), {}, 0,
+                        cost::nativeKernelRule(layer, in.output));
     TimedCall call{work.forward.flops, work.forward.bytes, work.kernel >= 0, lessLaunch(median(seconds.forward[i]), launch),
                    work.kernel, work.memoryKind};
     if (seconds.backward[i] > 0) {
@@ -218,6 +220,8 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     call.layer = layer.name;
     call.rows = work.forward.rows;
     call.samples = static_cast<double>(batch);
+    call.native = work.forward.native;
+    call.columnBytes = work.columnBytes;
     calls.push_back(call);
   }
   return calls;

@@ -45,8 +45,7 @@ std::pair<double, double> predictedSeconds(const hw::Device& device, double peak
   for (const calib::TimedCall& c : calls) {
     forward += cost::passSeconds(device, peak, c.forwardPass(device), false, c.kernel, c.memoryKind);
     if (c.backwardPasses() == 0) continue;
-    backward += cost::passSeconds(device, peak, c.backwardData, true, c.kernel, c.memoryKind) +
-                cost::passSeconds(device, peak, c.weightPass(device.weightGradientTraffic), true, c.kernel, c.memoryKind);
+    backward += c.backwardSecondsOn(device, peak);
   }
   return {forward, backward};
 }
@@ -182,6 +181,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
             {"per_sample", fitted.weightGradientTraffic.perSample},
             {"one_sample", fitted.weightGradientTraffic.oneSample}}},
           {"forward_weight_traffic", fitted.forwardWeightTraffic},
+          {"native_column_traffic", fitted.nativeColumnTraffic},
           {"speed_probe_s", fitted.speedProbe},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},

@@ -108,6 +108,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
   if (m.fit.backwardCalls > 0) m.fitted.weightGradientTraffic = m.fit.weightGradientTraffic;
   if (m.fit.computeCalls > 0) m.fitted.forwardWeightTraffic = m.fit.forwardWeightTraffic;
+  if (m.fit.computeCalls > 0) m.fitted.nativeColumnTraffic = m.fit.nativeColumnTraffic;
   m.fitted.speedProbe = meanOverRanks(comm, (probeBefore + probeAfter) / 2, deadline);
   // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
   // cluster's backward curve where none of its backward passes were timed.
@@ -158,7 +159,11 @@ std::string weightTrafficText(const hw::Device& device) {
   return fmt::format("weights: a convolution's forward over a batch moves its weights {:g}x before its arithmetic (a "
                      "reorder into the kernel's layout); its weight-gradient pass moves them {:g}x per pass and {:g}x per sample{}",
                      device.forwardWeightTraffic, t.perPass, t.perSample,
-                     t.oneSample >= 0 ? fmt::format(" ({:g}x at one sample)", t.oneSample) : "");
+                     t.oneSample >= 0 ? fmt::format(" ({:g}x at one sample)", t.oneSample) : "") +
+         (device.nativeColumnTraffic > 0
+              ? fmt::format("; a native one (LibTorch's own kernel) moves its column buffer {:g}x per pass",
+                            device.nativeColumnTraffic)
+              : "");
 }
 
 }  // namespace paraxis::cli
