@@ -413,12 +413,11 @@ DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double cal
   std::vector<TimedCall> compute = calls;
   if (fit.memoryBandwidth > 0 && weightReorders) {
     fit.weightGradientTraffic = fitTraffic(calls, callOverhead, fit);
-    // Each count shapes the curves the other is judged by: the reordering first (native calls
-    // reorder nothing), then the columns, then both again knowing the other.
-    for (int round = 0; round < 2; ++round) {
-      fit.forwardWeightTraffic = fitForwardTraffic(calls, callOverhead, fit);
-      fit.nativeColumnTraffic = fitColumnTraffic(calls, callOverhead, fit);
-    }
+    // The columns first, judged on the native calls alone (which reorder nothing), then the
+    // reordering with the columns known: the other order let the native calls' unmodelled
+    // columns bend the curves the reordering was judged by.
+    fit.nativeColumnTraffic = fitColumnTraffic(calls, callOverhead, fit);
+    fit.forwardWeightTraffic = fitForwardTraffic(calls, callOverhead, fit);
     hw::Device memory = memoryOf(fit, callOverhead);
     memory.forwardWeightTraffic = fit.forwardWeightTraffic;
     memory.nativeColumnTraffic = fit.nativeColumnTraffic;
