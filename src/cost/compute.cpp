@@ -53,7 +53,7 @@ NativeKernelRule nativeKernelRule(const graph::Layer& layer, const graph::Tensor
   rule.pointwise = all(a.kernel, 1) && all(a.stride, 1) && all(a.dilation, 1);
   const std::size_t n = a.kernel.size();
   // A kernel given as one extent is that extent in every dimension.
-  const std::int64_t last = a.kernel.back(), beforeLast = n >= 2 ? a.kernel[n - 2] : a.kernel.back();
+  const std::int64_t last = n > 0 ? a.kernel.back() : 1, beforeLast = n >= 2 ? a.kernel[n - 2] : last;
   rule.alwaysOneDnn = a.groups > 1 || (last > 3 && beforeLast > 3);
   const double outside = static_cast<double>(rule.transposed ? input.channels : layer.output.channels);
   rule.columnsPerFlop = rule.pointwise || outside <= 0 ? 0 : 1 / (2 * outside);
