@@ -5,6 +5,10 @@
 #include <chrono>
 #include <map>
 
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "core/units.hpp"
@@ -105,6 +109,15 @@ Work CommState::submit(const CallInfo& info, OpFunction fn) {
 void CommState::workerLoop() {
   const std::shared_ptr<std::atomic<bool>> alive = alive_;
   trace::nameThread("comm progress");
+#if defined(__linux__)
+  // The thread polls politely between sleeps of 20 us (operation.cpp) so as to leave the cores
+  // to the compute it overlaps; Linux lets such a sleep run 50 us over (the default timer
+  // slack), and a ring's every step paid it: a 1.19 MB gradient allreduce took 0.70-0.78 ms in
+  // small-cnn data=2 training against 0.24 in a tight loop. With a 1 us slack, alternated runs
+  // (8 each, 2 ranks here, medians): the step's communication 2.2 against 3.2 ms without overlap
+  // (the step 14.7 against 16.0 ms), 2.3 against 2.7 ms with it (the step 15.4 against 16.2).
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+#endif
   while (true) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return (!queue_.empty() && !running_) || (stopping_ && queue_.empty()); });
