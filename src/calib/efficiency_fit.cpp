@@ -8,6 +8,21 @@
 namespace paraxis::calib {
 namespace {
 
+// The counts a traffic fit tries: how many times a quantity moves through memory.
+constexpr double kTrafficCounts[] = {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0};
+
+// The candidate whose `error` is least (the first of equals).
+template <typename Candidates, typename Error>
+double leastError(const Candidates& candidates, const Error& error) {
+  double best = -1, bestCandidate = 0;
+  for (const double candidate : candidates) {
+    if (const double e = error(candidate); best < 0 || e < best) best = e, bestCandidate = candidate;
+  }
+  return bestCandidate;
+}
+
+double squaredLogError(double predicted, double measured) { return std::pow(std::log(predicted / measured), 2); }
+
 int decadeOf(double flops) { return static_cast<int>(std::floor(std::log10(flops))); }
 
 struct Work {
@@ -107,7 +122,7 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
   auto add = [&](double flops, double busy, bool backward, const TimedCall& c) {
     const double predicted =
         flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.native));
-    error += std::pow(std::log(predicted / busy), 2);
+    error += squaredLogError(predicted, busy);
   };
   for (const TimedCall& c : calls) {
     if (!c.matrix || c.kernel != kernel) continue;
@@ -264,7 +279,7 @@ double trafficError(const std::vector<TimedCall>& calls, double callOverhead, co
     }
     const double predicted = cost::passSeconds(d, fit.peak, c.backwardData, true, c.kernel) +
                              cost::passSeconds(d, fit.peak, c.weightPass(traffic), true, c.kernel);
-    error += std::pow(std::log(predicted / c.backwardSeconds), 2);
+    error += squaredLogError(predicted, c.backwardSeconds);
   }
   return error;
 }
@@ -286,16 +301,13 @@ hw::WeightGradientTraffic fitTraffic(const std::vector<TimedCall>& calls, double
     return c.accumulatedWeights > 0 && c.backwardSeconds > 0 && c.native;
   });
   if (!anyOneSample) return bestTraffic;
-  best = -1;
   hw::WeightGradientTraffic withOneSample = bestTraffic;
-  for (const double times : {-1.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {  // -1: as a batch
+  constexpr double kOneSampleCounts[] = {-1.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0};  // -1: as a batch
+  withOneSample.oneSample = leastError(kOneSampleCounts, [&](double times) {
     hw::WeightGradientTraffic traffic = bestTraffic;
     traffic.oneSample = times;
-    if (const double error = trafficError(calls, callOverhead, fit, traffic, true); best < 0 || error < best) {
-      best = error;
-      withOneSample = traffic;
-    }
-  }
+    return trafficError(calls, callOverhead, fit, traffic, true);
+  });
   return withOneSample;
 }
 
@@ -347,21 +359,23 @@ hw::Device deviceWithTraffic(const std::vector<TimedCall>& calls, double callOve
   return d;
 }
 
+// A call's whole forward time on `d` against its measured one, in squared log error.
+double forwardError(const TimedCall& c, const hw::Device& d, double peak) {
+  return squaredLogError(cost::passSeconds(d, peak, c.forwardPass(d), false, c.kernel), c.seconds);
+}
+
 // The forward weight traffic among a grid of them whose device predicts the convolutions'
-// whole forward passes best, in squared log error (one-sample calls reorder nothing and
-// count alike at every candidate).
+// whole forward passes best, in squared log error (native calls reorder nothing and count
+// alike at every candidate).
 double fitForwardTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
-  double best = -1, bestTraffic = 0;
-  for (const double traffic : {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
+  return leastError(kTrafficCounts, [&](double traffic) {
     const hw::Device d = deviceWithTraffic(calls, callOverhead, fit, traffic, fit.nativeColumnTraffic);
     double error = 0;
     for (const TimedCall& c : calls) {
-      if (c.accumulatedWeights <= 0 || c.seconds <= 0) continue;
-      error += std::pow(std::log(cost::passSeconds(d, fit.peak, c.forwardPass(d), false, c.kernel) / c.seconds), 2);
+      if (c.accumulatedWeights > 0 && c.seconds > 0) error += forwardError(c, d, fit.peak);
     }
-    if (best < 0 || error < best) best = error, bestTraffic = traffic;
-  }
-  return bestTraffic;
+    return error;
+  });
 }
 
 // The column traffic among a grid of counts whose device predicts the native convolutions'
@@ -369,19 +383,18 @@ double fitForwardTraffic(const std::vector<TimedCall>& calls, double callOverhea
 double fitColumnTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
   const bool any = std::any_of(calls.begin(), calls.end(), [](const TimedCall& c) { return c.native && c.columnBytes > 0; });
   if (!any) return 0;
-  double best = -1, bestTraffic = 0;
-  for (const double columns : {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
+  return leastError(kTrafficCounts, [&](double columns) {
     const hw::Device d = deviceWithTraffic(calls, callOverhead, fit, fit.forwardWeightTraffic, columns);
     double error = 0;
     for (const TimedCall& c : calls) {
       if (!c.native || c.columnBytes <= 0 || c.seconds <= 0) continue;
-      error += std::pow(std::log(cost::passSeconds(d, fit.peak, c.forwardPass(d), false, c.kernel) / c.seconds), 2);
-      if (c.backwardPasses() == 0 || c.backwardSeconds <= 0) continue;
-      error += std::pow(std::log(c.backwardSecondsOn(d, fit.peak) / c.backwardSeconds), 2);
+      error += forwardError(c, d, fit.peak);
+      if (c.backwardPasses() > 0 && c.backwardSeconds > 0) {
+        error += squaredLogError(c.backwardSecondsOn(d, fit.peak), c.backwardSeconds);
+      }
     }
-    if (best < 0 || error < best) best = error, bestTraffic = columns;
-  }
-  return bestTraffic;
+    return error;
+  });
 }
 
 }  // namespace
