@@ -193,6 +193,31 @@ TEST(EfficiencyFit, AnOutlyingCallDoesNotSetItsKindsRate) {
   EXPECT_NEAR(fit.memoryEfficiency[elementwise][0], 1, 1e-9);
 }
 
+// Element-wise calls of 10 kB to 100 MB timed on `truth`: what the fit reads the bandwidth from.
+std::vector<TimedCall> streamingCalls(const hw::Device& truth, double peak) {
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {
+    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
+  }
+  return calls;
+}
+
+// A convolution's call of `flops` per pass over `samples` with `weights` bytes of weights, timed
+// forward and backward on `truth`; native over one sample (with `columnBytes` of columns then).
+TimedCall convolutionCall(const hw::Device& truth, double peak, int conv, double flops, double samples, double weights,
+                          double columnBytes = 0) {
+  TimedCall c{flops, 1e3, true, 0, conv};
+  c.samples = samples;
+  c.native = samples == 1;
+  c.columnBytes = c.native ? columnBytes : 0;
+  c.accumulatedWeights = weights;
+  c.seconds = passSeconds(truth, peak, c.forwardPass(truth), false, conv);
+  c.backwardData = {flops, 1e3, 0, samples, 0, c.native};
+  c.backwardWeight = {flops, 1e3 + weights, 0, samples, 0, c.native};
+  c.backwardSeconds = c.backwardSecondsOn(truth, peak);
+  return c;
+}
+
 // Convolutions whose weight-gradient pass streams their weights 3 times a pass and twice per
 // sample: the fit finds that traffic, and the backward curve from the compute-bound passes alone, where with
 // no traffic the memory-bound passes would drag it down.
@@ -205,22 +230,11 @@ TEST(EfficiencyFit, WeightGradientTrafficFromTheConvolutionsBackward) {
   truth.prepare();
   const double peak = 100e9;
   const int conv = static_cast<int>(hw::Kernel::kConv2d);
-  std::vector<TimedCall> calls;
-  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {  // element-wise: the bandwidth
-    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
-  }
+  std::vector<TimedCall> calls = streamingCalls(truth, peak);
   for (const double weights : {1e5, 1e7}) {  // small weights stay compute-bound, large ones stream
     for (const double samples : {1.0, 4.0, 32.0}) {
-      const double flops = 1e7 * samples;  // 0.4 ms a sample backward; 1e7 weights stream 2 ms
-      TimedCall c{flops, 1e3, true, passSeconds(truth, peak, {flops, 1e3}, false, conv), conv};
-      c.samples = samples;
-      c.native = samples == 1;
-      c.backwardData = {flops, 1e3, 0, samples, 0, c.native};
-      c.backwardWeight = {flops, 1e3 + weights, 0, samples, 0, c.native};
-      c.accumulatedWeights = weights;
-      c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
-                          passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
-      calls.push_back(c);
+      // 0.4 ms a sample backward; 1e7 weights stream 2 ms
+      calls.push_back(convolutionCall(truth, peak, conv, 1e7 * samples, samples, weights));
     }
   }
   const DeviceFit fit = fitDevice(calls, peak, 0);
@@ -245,23 +259,10 @@ TEST(EfficiencyFit, ForwardReorderingAndOneSampleWeightTraffic) {
   truth.prepare();
   const double peak = 100e9;
   const int conv = static_cast<int>(hw::Kernel::kConv2d);
-  std::vector<TimedCall> calls;
-  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {
-    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
-  }
+  std::vector<TimedCall> calls = streamingCalls(truth, peak);
   for (const double weights : {1e5, 1e6, 1e7}) {
     for (const double samples : {1.0, 2.0, 4.0, 8.0, 32.0}) {
-      const double flops = 1e7 * samples;
-      TimedCall c{flops, 1e3, true, 0, conv};
-      c.samples = samples;
-      c.native = samples == 1;
-      c.accumulatedWeights = weights;
-      c.seconds = passSeconds(truth, peak, c.forwardPass(truth), false, conv);
-      c.backwardData = {flops, 1e3, 0, samples, 0, c.native};
-      c.backwardWeight = {flops, 1e3 + weights, 0, samples, 0, c.native};
-      c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
-                          passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
-      calls.push_back(c);
+      calls.push_back(convolutionCall(truth, peak, conv, 1e7 * samples, samples, weights));
     }
   }
   const DeviceFit fit = fitDevice(calls, peak, 0);
@@ -299,24 +300,10 @@ TEST(EfficiencyFit, NativeColumnTraffic) {
   truth.prepare();
   const double peak = 100e9;
   const int conv = static_cast<int>(hw::Kernel::kConv3d);
-  std::vector<TimedCall> calls;
-  for (double bytes = 1e4; bytes < 1e9; bytes *= 10) {
-    calls.push_back({1, bytes, false, passSeconds(truth, peak, {1, bytes}), -1, -1});
-  }
+  std::vector<TimedCall> calls = streamingCalls(truth, peak);
   for (const double weights : {1e5, 1e6, 1e7}) {
     for (const double samples : {1.0, 2.0, 4.0, 8.0, 32.0}) {
-      const double flops = 1e8 * samples;
-      TimedCall c{flops, 1e3, true, 0, conv};
-      c.samples = samples;
-      c.native = samples == 1;
-      c.columnBytes = c.native ? weights * 10 : 0;
-      c.accumulatedWeights = weights;
-      c.seconds = passSeconds(truth, peak, c.forwardPass(truth), false, conv);
-      c.backwardData = {flops, 1e3, 0, samples, c.columnTraffic(truth), c.native};
-      c.backwardWeight = {flops, 1e3 + weights, 0, samples, c.columnTraffic(truth), c.native};
-      c.backwardSeconds = passSeconds(truth, peak, c.backwardData, true, conv) +
-                          passSeconds(truth, peak, c.weightPass(truth.weightGradientTraffic), true, conv);
-      calls.push_back(c);
+      calls.push_back(convolutionCall(truth, peak, conv, 1e8 * samples, samples, weights, weights * 10));
     }
   }
   const DeviceFit fit = fitDevice(calls, peak, 0);
