@@ -404,7 +404,15 @@ class Evaluator {
       forward[st] = sums.forward[st] + sums.communication[st] / 2;
       backward[st] = sums.backward[st] + sums.communication[st] / 2;
     }
-    t.bubble = std::max(0.0, pipelineMakespan(s_.schedule, forward, backward, micro_) - micro_ * sums.busy(slowest));
+    // The step ends with the stage whose last pass and update end last: the first stage's update
+    // follows the step's last backward, a later stage's runs beside the passes still going back.
+    // The update the step pays is what sticks out beyond the last pass.
+    const std::vector<double> ends = pipelineStageEnds(s_.schedule, forward, backward, micro_);
+    const double makespan = *std::max_element(ends.begin(), ends.end());
+    double step = makespan;
+    for (int st = 0; st < grid_.pipeline; ++st) step = std::max(step, ends[st] + updateSeconds(sums.params[st]));
+    pipelineUpdate_ = step - makespan;
+    t.bubble = std::max(0.0, makespan - micro_ * sums.busy(slowest));
     slowestStage_ = slowest;
     stageParams_ = sums.params[slowest];
     chooseReducingStage(sums.params);
@@ -463,11 +471,12 @@ class Evaluator {
   }
 
   // The optimizer reads weights, gradients and states and writes weights and states.
-  void update() {
-    const double weightBytes = stageParams_ * 4;
+  double updateSeconds(double params) const {
+    const double weightBytes = params * 4;
     const double optimizerBytes = weightBytes * in_.optimizerStatesPerWeight;
-    e_.time.update = (3 * weightBytes + 2 * optimizerBytes) / cluster_.device.memoryBandwidth + cluster_.device.callOverhead;
+    return (3 * weightBytes + 2 * optimizerBytes) / cluster_.device.memoryBandwidth + cluster_.device.callOverhead;
   }
+  void update() { e_.time.update = pipelineUpdate_ >= 0 ? pipelineUpdate_ : updateSeconds(stageParams_); }
 
   // Layers with weights in backward order, with when backward produces each gradient and when
   // the next forward reaches the layer. A pipeline's: the stage's whose reduction ends last
@@ -605,6 +614,7 @@ class Evaluator {
   int reducingStage_ = 0;       // pipelines: the stage whose gradient reduction ends last
   double reducingScale_ = 1;    // its bytes' share of the link, as a factor on them
   double stageParams_ = 0;
+  double pipelineUpdate_ = -1;  // pipelines: the updates' time beyond the last pass (-1: not a pipeline)
   double stageActivations_ = 0;
 };
 

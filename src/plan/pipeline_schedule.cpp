@@ -43,11 +43,15 @@ double pipelineBound(const std::vector<double>& forward, const std::vector<doubl
 
 }  // namespace
 
-double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
-                        const std::vector<double>& backward, int micro, double transfer) {
+std::vector<double> pipelineStageEnds(PipelineSchedule schedule, const std::vector<double>& forward,
+                                      const std::vector<double>& backward, int micro, double transfer) {
   const int stages = static_cast<int>(forward.size());
-  if (stages == 0 || micro <= 0) return 0;
-  if (static_cast<double>(stages) * micro > 65536) return pipelineBound(forward, backward, micro, transfer);
+  if (stages == 0 || micro <= 0) return std::vector<double>(static_cast<std::size_t>(stages), 0.0);
+  if (static_cast<double>(stages) * micro > 65536) {
+    std::vector<double> ends(static_cast<std::size_t>(stages), pipelineBound(forward, backward, micro, transfer));
+    for (int s = 1; s < stages; ++s) ends[s] = ends[s - 1] - backward[s - 1] - transfer;
+    return ends;
+  }
   // Each pass's end (-1: not run yet), per stage and micro-batch; stages advance in turn
   // through their streams as far as their inputs allow.
   std::vector<std::vector<double>> forwardEnd(stages, std::vector<double>(micro, -1)), backwardEnd = forwardEnd;
@@ -72,7 +76,13 @@ double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& fo
       }
     }
   }
-  return *std::max_element(free.begin(), free.end());
+  return free;
+}
+
+double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
+                        const std::vector<double>& backward, int micro, double transfer) {
+  const std::vector<double> ends = pipelineStageEnds(schedule, forward, backward, micro, transfer);
+  return ends.empty() ? 0 : *std::max_element(ends.begin(), ends.end());
 }
 
 std::vector<int> modelStages(const graph::Model& model, int stages, const hw::Device* device, double samples) {

@@ -31,6 +31,12 @@ std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, i
 // Beyond 2^17 steps in all, that bound (the simulation's cost grows with them).
 double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
                         const std::vector<double>& backward, int micro, double transfer = 0);
+// When each stage ends its last pass in that play (pipelineMakespan is the latest): a stage
+// that ends early runs its optimizer update while the stages before it still pass gradients
+// back (1F1B and GPipe alike end on the first stage's last backward). Beyond the simulation's
+// size, the bound's end less the backward passes and transfers between the stage and the first.
+std::vector<double> pipelineStageEnds(PipelineSchedule schedule, const std::vector<double>& forward,
+                                      const std::vector<double>& backward, int micro, double transfer = 0);
 
 // Each layer's stage: partitionStages over each layer's modelled training seconds for a
 // micro-batch of `samples` on `device` (the oracle's roofline with the device's efficiency

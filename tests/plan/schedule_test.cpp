@@ -213,6 +213,17 @@ TEST(PipelineSteps, MakespanPlaysTheScheduleOut) {
   EXPECT_DOUBLE_EQ(pipelineMakespan(PipelineSchedule::kOneFOneB, {3, 1}, {3, 1}, 40000), 39999 * 6.0 + 8);
 }
 
+// Each stage's end in the same plays: under 1F1B the second stage ends its last backward
+// (B1 [7,8]) four units before the first (B1 [9,12]); under GPipe one pass before (stage 1: B1
+// [3,4] B0 [4,5]; stage 0: B1 [4,5] B0 [5,6]). The time between is the later stage's to update in.
+TEST(PipelineSteps, StageEndsLeaveTheLaterStagesTime) {
+  EXPECT_EQ(pipelineStageEnds(PipelineSchedule::kOneFOneB, {3, 1}, {3, 1}, 2), (std::vector<double>{12, 8}));
+  EXPECT_EQ(pipelineStageEnds(PipelineSchedule::kGPipe, {1, 1}, {1, 1}, 2), (std::vector<double>{6, 5}));
+  // Beyond the simulation's size, the bound's end less each backward pass and transfer on the way back.
+  EXPECT_EQ(pipelineStageEnds(PipelineSchedule::kOneFOneB, {3, 1}, {3, 1}, 40000, 0.5),
+            (std::vector<double>{39999 * 6.0 + 8 + 1, 39999 * 6.0 + 8 + 1 - 3.5}));
+}
+
 TEST(PipelineSteps, ModelStagesAreContiguousAndProblemsNamed) {
   const graph::Model lenet = graph::buildZooModel("lenet");
   const std::vector<int> stages = modelStages(lenet, 3);
