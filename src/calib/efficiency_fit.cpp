@@ -90,7 +90,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double share = hw::rowsShare(c.rows, rows.halfRateRowsAt(c.native));
+    const double share = hw::rowsShare(c.rows, rows.halfRateRowsAt(c.native)) * hw::rowsShare(c.depth, rows.halfRateDepth);
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
       w.amount += c.flops / share;
@@ -121,7 +121,7 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
   double error = 0;
   auto add = [&](double flops, double busy, bool backward, const TimedCall& c) {
     const double predicted =
-        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.native));
+        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.native, c.depth));
     error += squaredLogError(predicted, busy);
   };
   for (const TimedCall& c : calls) {
@@ -143,8 +143,17 @@ std::vector<double> halfRateCandidates() {
   return rows;
 }
 
-// A kernel's own curves and the rows at which it runs at half their rate, for batches and, where
-// it has one-sample calls, for those: the pair of candidates whose curves fit its calls best.
+// The candidate half-rate depths: none, or 4 to 1024 terms by factors of 2 (a 3x3
+// convolution over 64 channels sums 576).
+std::vector<double> halfRateDepthCandidates() {
+  std::vector<double> depths{0};
+  for (double d = 4; d <= 1024; d *= 2) depths.push_back(d);
+  return depths;
+}
+
+// A kernel's own curves, the rows at which it runs at half their rate, for batches and, where it
+// has one-sample calls, for those, and the reduction depth at which it does: the candidates
+// whose curves fit its calls best.
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
                const hw::WeightGradientTraffic& traffic, hw::KernelCurves& out) {
   const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [&](const TimedCall& c) {
@@ -153,19 +162,19 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
   const std::vector<double> candidates = halfRateCandidates();
   const std::vector<double> oneSampleCandidates = anyOneSample ? candidates : std::vector<double>{-1};
   double best = -1;
-  for (const double half : candidates) {
-    for (const double oneSampleHalf : oneSampleCandidates) {
-      hw::KernelCurves rows;
-      rows.halfRateRows = half;
-      rows.oneSampleHalfRateRows = oneSampleHalf;
-      const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, rows);
-      if (mine.forwardCalls < kFewestCalls) return;
-      const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, mine, rows);
-      if (best >= 0 && error >= best) continue;
-      best = error;
-      out = rows;
-      out.forward = mine.forward;
-      out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+  for (const double depth : halfRateDepthCandidates()) {
+    for (const double half : candidates) {
+      for (const double oneSampleHalf : oneSampleCandidates) {
+        const hw::KernelCurves rows{.halfRateRows = half, .oneSampleHalfRateRows = oneSampleHalf, .halfRateDepth = depth};
+        const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, rows);
+        if (mine.forwardCalls < kFewestCalls) return;
+        const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, mine, rows);
+        if (best >= 0 && error >= best) continue;
+        best = error;
+        out = rows;
+        out.forward = mine.forward;
+        out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+      }
     }
   }
 }
@@ -401,7 +410,7 @@ double fitColumnTraffic(const std::vector<TimedCall>& calls, double callOverhead
 
 cost::PassWork TimedCall::forwardPass(const hw::Device& device) const {
   return {flops, bytes, rows, samples, device.forwardWeightBytes(accumulatedWeights, native) + columnTraffic(device),
-          native};
+          native, depth};
 }
 
 double TimedCall::backwardSecondsOn(const hw::Device& device, double peak) const {

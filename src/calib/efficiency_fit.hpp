@@ -17,6 +17,7 @@ struct TimedCall {
   int kernel = -1;     // its hw::Kernel, for a matrix product
   int memoryKind = -1; // its hw::MemoryKind, for the rest (-1: element-wise)
   double rows = 0;     // a matrix product's rows: samples x output positions
+  double depth = 0;    // its reduction depth (cost::reductionDepth of the local share; 0: unknown)
   double samples = 0;  // the call's samples; 0: unknown
   bool native = false; // LibTorch ran it with its own kernel (cost::runsNativeKernel)
   // Its backward passes (the gradients of data and of weights), when they were timed: each
@@ -68,8 +69,8 @@ struct DeviceFit {
 // from the matrix products' backward passes, at the FLOPs of one pass. Then both curves again
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
 // with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows,
-// and oneSampleHalfRateRows for its one-sample calls when there are any) where that fits its
-// calls better. Before the curves, the weight-gradient traffic (1 to 12 times the weights per
+// and oneSampleHalfRateRows for its one-sample calls when there are any) and the reduction
+// depth at which it does (hw::KernelCurves::halfRateDepth) where that fits its calls better. Before the curves, the weight-gradient traffic (1 to 12 times the weights per
 // pass, 0 to 4 per sample) whose memory-bound weight passes, left out of the backward curve,
 // make the convolutions' backward times over batches fit best, then the one-sample calls' own
 // count (0.5 to 12 times, or as a batch). Then the weights a batch's convolution

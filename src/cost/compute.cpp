@@ -23,6 +23,15 @@ int kernelOf(const graph::Layer& layer) {
   return static_cast<int>(layer.output.rank() == 3 ? hw::Kernel::kConv3d : hw::Kernel::kConv2d);
 }
 
+double reductionDepth(const graph::Layer& layer) {
+  const double filters = static_cast<double>(layer.output.channels);
+  if (kernelOf(layer) < 0 || filters <= 0) return 0;
+  // Each filter's weights, without its bias: the terms each of its outputs sums.
+  const bool bias = layer.kind == graph::LayerKind::kFullyConnected ? layer.as<graph::FcAttrs>().bias
+                                                                     : layer.as<graph::ConvAttrs>().bias;
+  return (static_cast<double>(layer.counts.params) - (bias ? filters : 0)) / filters;
+}
+
 bool accumulatesBySample(int kernel) {
   return kernel == static_cast<int>(hw::Kernel::kConv2d) || kernel == static_cast<int>(hw::Kernel::kConv3d);
 }
@@ -130,6 +139,8 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
       accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples, native) : weights;
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
                       s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
+  const double depth = reductionDepth(layer) * s.inputChannels;
+  for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) pass->depth = depth;
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
                                    s.inputChannels, s.outputChannels);
@@ -150,7 +161,8 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
-                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) * device.rowsFactor(kernel, work.rows, work.native)
+                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) *
+                                      device.rowsFactor(kernel, work.rows, work.native, work.depth)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -176,7 +188,7 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double rows = device.rowsFactor(work.kernel, pass.rows, pass.native);
+    const double rows = device.rowsFactor(work.kernel, pass.rows, pass.native, pass.depth);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * rows) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * rows;
@@ -208,6 +220,7 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
     p.kernel = kernelOf(layer);
     p.memoryKind = memoryKindOf(layer);
     p.positions = outputPositions(layer);
+    p.depth = reductionDepth(layer);
     p.flops[0] = static_cast<double>(c.forwardFlops);
     p.flops[1] = static_cast<double>(c.backwardDataFlops);
     p.flops[2] = static_cast<double>(c.backwardWeightFlops);
@@ -260,7 +273,9 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double memorySeconds = secondsFor(bytes);
   const double floorSeconds = rates.floorSecondsPerFlop;
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
-  const double rowsFactor = p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, native) : 1;
+  const double rowsFactor =
+      p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, native, p.depth * s.inputChannels)
+                 : 1;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;

@@ -30,6 +30,7 @@ struct PassWork {
   // weights, hw::Device::forwardWeightTraffic): their time adds to the pass's.
   double serialBytes = 0;
   bool native = false;  // LibTorch runs it with its own kernel (runsNativeKernel)
+  double depth = 0;     // its reduction depth: local input channels per group x kernel volume (0: unknown)
 };
 
 // Which kernel LibTorch runs a matrix layer with, by its CPU build's dispatch (1.13,
@@ -72,6 +73,10 @@ struct LayerWork {
 
 // The hw::Kernel a layer runs (as an index), or -1 when it is no matrix product.
 int kernelOf(const graph::Layer& layer);
+// A weighted layer's reduction depth over its whole input: the terms each output sums, a
+// filter's weights (input channels per group x kernel volume; a matrix product's input
+// features); 0 for the rest. A channel split's call sums over its share.
+double reductionDepth(const graph::Layer& layer);
 // The hw::MemoryKind of a layer that is no matrix product (as an index), or -1.
 int memoryKindOf(const graph::Layer& layer);
 
@@ -120,6 +125,7 @@ struct LayerProfile {
   double outputElements = 0;    // per sample
   double params = 0;
   double positions = 1;         // output positions per sample: a matrix kernel's rows per sample
+  double depth = 0;             // weighted layers: the reduction depth unsplit (reductionDepth)
   double inputChannels = 0;     // weighted layers: the matrix product's channel dimensions
   double outputChannels = 0;
   bool weighted = false;        // conv, deconv, fully connected: both channel dimensions split

@@ -184,6 +184,7 @@ void validateDevice(const Device& device, const Checker& c) {
     efficiency(device.kernels[k].forward, fmt::format("device.kernels.{}.efficiency", kKernelKeys[k]));
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
     c.within(device.kernels[k].halfRateRows, 0, 1e9, fmt::format("device.kernels.{}.half_rate_rows", kKernelKeys[k]));
+    c.within(device.kernels[k].halfRateDepth, 0, 1e9, fmt::format("device.kernels.{}.half_rate_depth", kKernelKeys[k]));
     if (device.kernels[k].oneSampleHalfRateRows != -1) {  // -1: not given, as half_rate_rows
       c.within(device.kernels[k].oneSampleHalfRateRows, 0, 1e9,
                fmt::format("device.kernels.{}.one_sample_half_rate_rows", kKernelKeys[k]));

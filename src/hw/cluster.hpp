@@ -67,6 +67,12 @@ struct KernelCurves {
   double halfRateRowsAt(bool native) const {
     return native && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
   }
+  // The reduction depth (input channels per group x kernel volume; a matrix product's input
+  // features) at which the kernel runs at half its curve's rate: a product summing over few
+  // terms per output streams its output for little arithmetic (LeNet's first convolution, one
+  // input channel and 25 taps, ran 1.7x forward what the conv2d curve says; a channel split
+  // halves every layer's depth at half its FLOPs). 0: no such effect.
+  double halfRateDepth = 0;
 };
 
 // How many times a convolution's weight-gradient pass moves its weights through memory: per
@@ -165,10 +171,13 @@ struct Device {
   // specific curve there is: the kernel's for that pass, the device's for that pass, the
   // kernel's forward, the device's forward.
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
-  // rowsShare at the kernel's half-rate rows for a call, native (cost::runsNativeKernel) or
-  // not (1 for no matrix kernel).
-  double rowsFactor(int kernel, double rows, bool native) const {
-    return kernel >= 0 ? rowsShare(rows, kernels[kernel].halfRateRowsAt(native)) : 1;
+  // The share of its curve's rate a call of `kernel` reaches for its shape: rowsShare at the
+  // kernel's half-rate rows, native (cost::runsNativeKernel) or not, times the same share of
+  // its reduction depth at the kernel's half-rate depth (0: unknown, none); 1 for no matrix kernel.
+  double rowsFactor(int kernel, double rows, bool native, double depth) const {
+    if (kernel < 0) return 1;
+    const KernelCurves& k = kernels[kernel];
+    return rowsShare(rows, k.halfRateRowsAt(native)) * rowsShare(depth, k.halfRateDepth);
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

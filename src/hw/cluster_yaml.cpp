@@ -74,8 +74,10 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     for (int k = 0; k < kKernels; ++k) {
       const auto kernel = kernels->find(kKernelKeys[k]);
       if (!kernel) continue;
-      kernel->requireKeys({"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows"});
+      kernel->requireKeys(
+          {"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows", "half_rate_depth"});
       d.kernels[k].halfRateRows = kernel->number("half_rate_rows", 0.0);
+      d.kernels[k].halfRateDepth = kernel->number("half_rate_depth", 0.0);
       d.kernels[k].oneSampleHalfRateRows = kernel->number("one_sample_half_rate_rows", -1.0);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
@@ -261,7 +263,7 @@ std::string clusterYaml(const Cluster& c) {
   for (int k = 0; k < kKernels; ++k) {
     const KernelCurves& curves = c.device.kernels[k];
     if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
-        curves.oneSampleHalfRateRows < 0) {
+        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0) {
       continue;
     }
     if (!anyKernel) y += "  kernels:\n";
@@ -273,6 +275,7 @@ std::string clusterYaml(const Cluster& c) {
     if (curves.oneSampleHalfRateRows >= 0) {
       y += fmt::format("      one_sample_half_rate_rows: {:.6g}\n", curves.oneSampleHalfRateRows);
     }
+    if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
   }
   bool anyKind = false;
   for (int k = 0; k < kMemoryKinds; ++k) {

@@ -143,6 +143,33 @@ TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
   EXPECT_EQ(fitDevice(calls, 1e11, 0).kernels[conv].oneSampleHalfRateRows, -1);
 }
 
+// Calls that sum few or many terms per output (a first convolution's 3 input
+// channels x 9 taps, a deep layer's 256 x 9): the fit finds the depth at which the kernel runs
+// at half its curve's rate, and the curve above it.
+TEST(EfficiencyFit, FindsTheDepthAtWhichAKernelRunsAtHalfRate) {
+  hw::Device truth;
+  truth.memoryBandwidth = 1e15;
+  truth.efficiency = {{1, 0.6}};
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  truth.kernels[conv].forward = {{1, 0.6}};
+  truth.kernels[conv].halfRateDepth = 64;
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (double flops = 2e6; flops < 5e9; flops *= 3) {
+    for (double depth = 9; depth <= 2304; depth *= 4) {
+      cost::PassWork work{flops, 1};
+      work.depth = depth;
+      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, work, false, conv), conv};
+      c.depth = depth;
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e11, 0);
+  EXPECT_EQ(fit.kernels[conv].halfRateDepth, 64);
+  EXPECT_EQ(fit.kernels[conv].halfRateRows, 0);
+  for (const hw::EfficiencyPoint& p : fit.kernels[conv].forward) EXPECT_NEAR(p.efficiency, 0.6, 1e-9);
+}
+
 // Each memory kind's fraction of the element-wise calls' bandwidth, forward and backward apart.
 TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   hw::Device truth;

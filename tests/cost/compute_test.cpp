@@ -93,6 +93,8 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateRows = 96;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateRows = 8;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateDepth = 48;
+  c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateDepth = 300;
   c.device.weightGradientTraffic = {3, 1.5, 2};
   c.device.forwardWeightTraffic = 4;
   c.device.nativeColumnTraffic = 5;
@@ -184,6 +186,35 @@ TEST(Compute, FewRowsSlowAMatrixKernel) {
   const graph::Model m = std::move(b).build();
   const LayerWork w = layerWork(m.layer(c), 8 * 256, {.samples = 4, .spatial = 0.5}, 4);
   EXPECT_DOUBLE_EQ(w.forward.rows, 4 * 0.5 * 64);  // samples x its share of the 8x8 output positions
+}
+
+// A matrix kernel summing few terms per output runs at depth / (depth + halfRateDepth) of its
+// curve's rate; a channel split's call sums over its share of the input channels.
+TEST(Compute, ShallowReductionsSlowAMatrixKernel) {
+  hw::Device d{.memoryBandwidth = 1e15, .efficiency = {{1, 0.5}}};
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  d.kernels[conv].halfRateDepth = 72;
+  d.prepare();
+  cost::PassWork deep{1e9, 1, 0};
+  deep.depth = 216;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, deep, false, conv), 1e9 / (1e12 * 0.5 * 0.75));
+  deep.depth = 0;  // unknown: no such effect
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, deep, false, conv), 2e-3);
+  graph::ModelBuilder b("t", graph::TensorShape{8, {16, 16}});
+  const int c = b.conv("c", 0, {.filters = 16, .kernel = {3}, .padding = {1}});
+  const int fc = b.fc("fc", b.flatten("f", c), 10);
+  const graph::Model m = std::move(b).build();
+  EXPECT_DOUBLE_EQ(reductionDepth(m.layer(c)), 8 * 9);  // input channels x kernel taps
+  EXPECT_DOUBLE_EQ(reductionDepth(m.layer(fc)), 16 * 256);  // input features
+  EXPECT_DOUBLE_EQ(reductionDepth(m.layer(c + 1)), 0);   // no matrix kernel
+  const LayerWork whole = layerWork(m.layer(c), 8 * 256, {.samples = 4}, 4, d);
+  const LayerWork split = layerWork(m.layer(c), 8 * 256, {.samples = 4, .inputChannels = 0.5}, 4, d);
+  EXPECT_DOUBLE_EQ(whole.forward.depth, 72);
+  EXPECT_DOUBLE_EQ(split.backwardData.depth, 36);
+  // Half the FLOPs at two thirds of the rate (36 / 108 against 72 / 144): 3/4 of the time.
+  const double wholeCompute = passSeconds(d, 1e12, whole.forward, false, conv) - d.callOverhead;
+  const double splitCompute = passSeconds(d, 1e12, split.forward, false, conv) - d.callOverhead;
+  EXPECT_NEAR(splitCompute / wholeCompute, 0.5 * (0.5 / (1.0 / 3)), 1e-12);
 }
 
 // A memory-bound kind streams at its fraction of the curve, forward and backward apart; its

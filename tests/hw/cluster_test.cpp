@@ -61,6 +61,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.kernels[static_cast<int>(Kernel::kConv3d)].backward = {{1e8, 0.3}};
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateRows = 96;
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].oneSampleHalfRateRows = 12;
+      c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateDepth = 48;
       c.device.kernels[static_cast<int>(Kernel::kFullyConnected)].oneSampleHalfRateRows = 0;
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5, .chunked = 0.125, .forward = 0.0625};
@@ -135,6 +136,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       sameCurve(back.device.kernels[k].backward, c.device.kernels[k].backward);
       EXPECT_EQ(back.device.kernels[k].halfRateRows, c.device.kernels[k].halfRateRows);
       EXPECT_EQ(back.device.kernels[k].oneSampleHalfRateRows, c.device.kernels[k].oneSampleHalfRateRows);
+      EXPECT_EQ(back.device.kernels[k].halfRateDepth, c.device.kernels[k].halfRateDepth);
     }
     for (int p = 0; p < kCommPaths; ++p) {
       ASSERT_EQ(back.implementation.paths[p].size(), c.implementation.paths[p].size());
@@ -218,6 +220,9 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   std::string rows = base;
   rows.insert(rows.find("devices_per_node:"), "  kernels:\n    conv2d:\n      one_sample_half_rate_rows: -4\n");
   refused(rows, "odd.yaml: device.kernels.conv2d.one_sample_half_rate_rows: expected a value in [0, 1e+09], found -4");
+  std::string depth = base;
+  depth.insert(depth.find("devices_per_node:"), "  kernels:\n    conv2d:\n      half_rate_depth: -1\n");
+  refused(depth, "odd.yaml: device.kernels.conv2d.half_rate_depth: expected a value in [0, 1e+09], found -1");
   auto withTraffic = [&](const std::string& traffic) {
     std::string text = base;
     return text.insert(text.find("devices_per_node:"), "  weight_gradient_traffic: " + traffic + "\n");

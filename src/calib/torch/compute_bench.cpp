@@ -219,6 +219,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     }
     call.layer = layer.name;
     call.rows = work.forward.rows;
+    call.depth = work.forward.depth;
     call.samples = static_cast<double>(batch);
     call.native = work.forward.native;
     call.columnBytes = work.columnBytes;

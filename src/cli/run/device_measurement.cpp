@@ -143,9 +143,10 @@ std::string halfRateRowsText(const hw::Device& device) {
   std::string text;
   for (int k = 0; k < hw::kKernels; ++k) {
     const hw::KernelCurves& c = device.kernels[k];
-    if (c.halfRateRows <= 0 && c.oneSampleHalfRateRows <= 0) continue;
+    if (c.halfRateRows <= 0 && c.oneSampleHalfRateRows <= 0 && c.halfRateDepth <= 0) continue;
     text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
+    if (c.halfRateDepth > 0) text += fmt::format(", depth {:g}", c.halfRateDepth);
   }
   return text;
 }
