@@ -165,6 +165,13 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
     kinds[hw::kMemoryKindKeys[k]] = {{"forward", fitted.memoryEfficiency[k][0]}, {"backward", fitted.memoryEfficiency[k][1]}};
   }
+  nlohmann::json kernels;
+  for (int k = 0; k < hw::kKernels; ++k) {
+    const hw::KernelCurves& c = fitted.kernels[k];
+    kernels[hw::kKernelKeys[k]] = {{"half_rate_rows", c.halfRateRows},
+                                   {"one_sample_half_rate_rows", c.oneSampleHalfRateRows},
+                                   {"half_rate_depth", c.halfRateDepth}};
+  }
   auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
     nlohmann::json out = nlohmann::json::array();
     for (const hw::EfficiencyPoint& p : points) out.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
@@ -182,6 +189,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
             {"one_sample", fitted.weightGradientTraffic.oneSample}}},
           {"forward_weight_traffic", fitted.forwardWeightTraffic},
           {"native_column_traffic", fitted.nativeColumnTraffic},
+          {"kernels", kernels},
           {"speed_probe_s", fitted.speedProbe},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},
