@@ -70,7 +70,8 @@ struct DeviceFit {
 // per kernel kind (2-D and 3-D convolutions, matrix products), from that kind's calls alone,
 // with the rows at which the kind runs at half its curve's rate (hw::KernelCurves::halfRateRows,
 // and oneSampleHalfRateRows for its one-sample calls when there are any) and the reduction
-// depth at which it does (hw::KernelCurves::halfRateDepth) where that fits its calls better. Before the curves, the weight-gradient traffic (1 to 12 times the weights per
+// depth at which it does (hw::KernelCurves::halfRateDepth) where that fits its calls better.
+// Before the curves, the weight-gradient traffic (1 to 12 times the weights per
 // pass, 0 to 4 per sample) whose memory-bound weight passes, left out of the backward curve,
 // make the convolutions' backward times over batches fit best, then the one-sample calls' own
 // count (0.5 to 12 times, or as a batch). Then the weights a batch's convolution
