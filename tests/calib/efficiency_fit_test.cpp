@@ -112,17 +112,23 @@ TEST(EfficiencyFit, FindsTheRowsAtWhichAKernelRunsAtHalfRate) {
   for (const hw::EfficiencyPoint& p : fit.kernels[conv].forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
 }
 
+// A device whose convolutions run at `efficiency` at every size, shaped by `shape`'s half-rate
+// rows and depth, with memory fast enough that no call is memory-bound.
+hw::Device computeBoundConvolutions(double efficiency, hw::KernelCurves shape) {
+  hw::Device d;
+  d.memoryBandwidth = 1e15;
+  d.efficiency = {{1, efficiency}};
+  shape.forward = {{1, efficiency}};
+  d.kernels[static_cast<int>(hw::Kernel::kConv2d)] = shape;
+  d.prepare();
+  return d;
+}
+
 // Batches over many rows at one half rate, single samples at another (LibTorch's one-sample
 // convolution kernel): the fit finds both.
 TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
-  hw::Device truth;
-  truth.memoryBandwidth = 1e15;
-  truth.efficiency = {{1, 0.5}};
   const int conv = static_cast<int>(hw::Kernel::kConv2d);
-  truth.kernels[conv].forward = {{1, 0.5}};
-  truth.kernels[conv].halfRateRows = 64;
-  truth.kernels[conv].oneSampleHalfRateRows = 8;
-  truth.prepare();
+  const hw::Device truth = computeBoundConvolutions(0.5, {.halfRateRows = 64, .oneSampleHalfRateRows = 8});
   std::vector<TimedCall> calls;
   for (const double samples : {1.0, 4.0, 32.0}) {
     for (double positions = 4; positions <= 1024; positions *= 4) {
@@ -147,13 +153,8 @@ TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
 // channels x 9 taps, a deep layer's 256 x 9): the fit finds the depth at which the kernel runs
 // at half its curve's rate, and the curve above it.
 TEST(EfficiencyFit, FindsTheDepthAtWhichAKernelRunsAtHalfRate) {
-  hw::Device truth;
-  truth.memoryBandwidth = 1e15;
-  truth.efficiency = {{1, 0.6}};
   const int conv = static_cast<int>(hw::Kernel::kConv2d);
-  truth.kernels[conv].forward = {{1, 0.6}};
-  truth.kernels[conv].halfRateDepth = 64;
-  truth.prepare();
+  const hw::Device truth = computeBoundConvolutions(0.6, {.halfRateDepth = 64});
   std::vector<TimedCall> calls;
   for (double flops = 2e6; flops < 5e9; flops *= 3) {
     for (double depth = 9; depth <= 2304; depth *= 4) {
