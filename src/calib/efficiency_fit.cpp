@@ -90,7 +90,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double share = hw::rowsShare(c.rows, rows.halfRateRowsAt(c.native)) * hw::rowsShare(c.depth, rows.halfRateDepth);
+    const double share = rows.shapeShare(c.rows, c.native, c.depth);
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
       w.amount += c.flops / share;
@@ -121,7 +121,7 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
   double error = 0;
   auto add = [&](double flops, double busy, bool backward, const TimedCall& c) {
     const double predicted =
-        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.rowsFactor(kernel, c.rows, c.native, c.depth));
+        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.shapeFactor(kernel, c.rows, c.native, c.depth));
     error += squaredLogError(predicted, busy);
   };
   for (const TimedCall& c : calls) {

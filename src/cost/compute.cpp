@@ -162,7 +162,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
                                 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) *
-                                      device.rowsFactor(kernel, work.rows, work.native, work.depth)
+                                      device.shapeFactor(kernel, work.rows, work.native, work.depth)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -188,13 +188,13 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double rows = device.rowsFactor(work.kernel, pass.rows, pass.native, pass.depth);
+    const double shape = device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth);
     if (device.efficiencyFloor > 0 &&
-        pass.flops / (peak * device.efficiencyFloor * rows) <= memorySeconds(pass, backward)) {
-      return device.efficiencyFloor * rows;
+        pass.flops / (peak * device.efficiencyFloor * shape) <= memorySeconds(pass, backward)) {
+      return device.efficiencyFloor * shape;
     }
     if (pass.flops <= 0) return 1.0;
-    return device.efficiencyOf(work.kernel, backward, std::log(pass.flops)) * rows;
+    return device.efficiencyOf(work.kernel, backward, std::log(pass.flops)) * shape;
   };
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
@@ -273,8 +273,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double memorySeconds = secondsFor(bytes);
   const double floorSeconds = rates.floorSecondsPerFlop;
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
-  const double rowsFactor =
-      p.weighted ? device.rowsFactor(p.kernel, p.positions * s.samples * s.spatial, native, p.depth * s.inputChannels)
+  const double shapeFactor =
+      p.weighted ? device.shapeFactor(p.kernel, p.positions * s.samples * s.spatial, native, p.depth * s.inputChannels)
                  : 1;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
@@ -286,12 +286,12 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     double efficiency;
     if (p.memoryKind >= 0) {
       efficiency = 1;
-    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds * rowsFactor) {
-      efficiency = device.efficiencyFloor * rowsFactor;
+    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds * shapeFactor) {
+      efficiency = device.efficiencyFloor * shapeFactor;
     } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel)) {
       efficiency = forwardEfficiency;
     } else {
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare)) * rowsFactor;
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare)) * shapeFactor;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

@@ -24,7 +24,7 @@ struct LocalShare {
 struct PassWork {
   double flops = 0;
   double bytes = 0;
-  double rows = 0;     // a matrix kernel's rows: samples x output positions (hw::Device::rowsFactor)
+  double rows = 0;     // a matrix kernel's rows: samples x output positions (hw::Device::shapeFactor)
   double samples = 0;  // the samples of the call (one runs other kernels); 0: unknown, a batch
   // Bytes moved before the arithmetic, not beside it (a convolution's forward reordering its
   // weights, hw::Device::forwardWeightTraffic): their time adds to the pass's.
@@ -102,7 +102,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
 // matrix product.
 bool accumulatesBySample(int kernel);
 
-// overhead + max(flops / (peak x efficiency(flops) x rowsFactor(rows)), bytes / memory bandwidth)
+// overhead + max(flops / (peak x efficiency(flops) x shapeFactor(rows, depth)), bytes / memory bandwidth)
 // + serialBytes / memory bandwidth; 0 for no work.
 // `backward`: a gradient pass; `kernel`: the curve's kernel (hw::Device::efficiencyOf);
 // `memoryKind`: the bandwidth's kind (hw::Device::memoryEfficiency).

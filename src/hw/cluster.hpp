@@ -73,6 +73,11 @@ struct KernelCurves {
   // input channel and 25 taps, ran 1.7x forward what the conv2d curve says; a channel split
   // halves every layer's depth at half its FLOPs). 0: no such effect.
   double halfRateDepth = 0;
+  // The share of the curve's rate a call over `rows`, native or not, summing `depth` terms per
+  // output reaches: rowsShare of each at its half rate (an unknown 0 costs nothing).
+  double shapeShare(double rows, bool native, double depth) const {
+    return rowsShare(rows, halfRateRowsAt(native)) * rowsShare(depth, halfRateDepth);
+  }
 };
 
 // How many times a convolution's weight-gradient pass moves its weights through memory: per
@@ -171,13 +176,10 @@ struct Device {
   // specific curve there is: the kernel's for that pass, the device's for that pass, the
   // kernel's forward, the device's forward.
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
-  // The share of its curve's rate a call of `kernel` reaches for its shape: rowsShare at the
-  // kernel's half-rate rows, native (cost::runsNativeKernel) or not, times the same share of
-  // its reduction depth at the kernel's half-rate depth (0: unknown, none); 1 for no matrix kernel.
-  double rowsFactor(int kernel, double rows, bool native, double depth) const {
-    if (kernel < 0) return 1;
-    const KernelCurves& k = kernels[kernel];
-    return rowsShare(rows, k.halfRateRowsAt(native)) * rowsShare(depth, k.halfRateDepth);
+  // The share of its curve's rate a call of `kernel` reaches for its shape (KernelCurves::shapeShare;
+  // native: cost::runsNativeKernel); 1 for no matrix kernel.
+  double shapeFactor(int kernel, double rows, bool native, double depth) const {
+    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth) : 1;
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

@@ -79,12 +79,6 @@ std::vector<double> pipelineStageEnds(PipelineSchedule schedule, const std::vect
   return free;
 }
 
-double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
-                        const std::vector<double>& backward, int micro, double transfer) {
-  const std::vector<double> ends = pipelineStageEnds(schedule, forward, backward, micro, transfer);
-  return ends.empty() ? 0 : *std::max_element(ends.begin(), ends.end());
-}
-
 std::vector<int> modelStages(const graph::Model& model, int stages, const hw::Device* device, double samples) {
   std::vector<double> weights;
   if (device == nullptr) {

@@ -23,18 +23,16 @@ struct PipelineStep {
 // most stages - stage micro-batches are in flight.
 std::vector<PipelineStep> pipelineSteps(PipelineSchedule schedule, int stages, int stage, int micro);
 
-// The time from a step's first forward to its last backward when each stage runs its
+// When each stage ends its last pass, from the step's first forward, when each stage runs its
 // pipelineSteps with passes of `forward[s]` and `backward[s]` seconds, a pass waiting for its
-// input from the neighbouring stage (`transfer` seconds after that pass ends). Balanced stages
-// take (m + p - 1) passes; unbalanced ones less than the slowest stage's m passes and one
-// micro-batch through the others (1F1B hides a fast stage's passes under a slow first stage's).
-// Beyond 2^17 steps in all, that bound (the simulation's cost grows with them).
-double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
-                        const std::vector<double>& backward, int micro, double transfer = 0);
-// When each stage ends its last pass in that play (pipelineMakespan is the latest): a stage
-// that ends early runs its optimizer update while the stages before it still pass gradients
-// back (1F1B and GPipe alike end on the first stage's last backward). Beyond the simulation's
-// size, the bound's end less the backward passes and transfers between the stage and the first.
+// input from the neighbouring stage (`transfer` seconds after that pass ends). The latest end
+// is the schedule's makespan: balanced stages take (m + p - 1) passes; unbalanced ones less
+// than the slowest stage's m passes and one micro-batch through the others (1F1B hides a fast
+// stage's passes under a slow first stage's). A stage that ends early runs its optimizer
+// update while the stages before it still pass gradients back (1F1B and GPipe alike end on the
+// first stage's last backward). Beyond 2^17 steps in all, that bound for the first stage and
+// the bound less the backward passes and transfers between it and each later stage (the
+// simulation's cost grows with the steps).
 std::vector<double> pipelineStageEnds(PipelineSchedule schedule, const std::vector<double>& forward,
                                       const std::vector<double>& backward, int micro, double transfer = 0);
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/gradient_schedule.hpp"
 #include "plan/pipeline_partition.hpp"
 #include "plan/pipeline_schedule.hpp"
@@ -195,6 +197,13 @@ TEST(PipelineSteps, EachMicroBatchOnceEachWayInFlightBounded) {
   const std::vector<PipelineStep> expected{{true, 0}, {true, 1}, {false, 0}, {true, 2},
                                            {false, 1}, {true, 3}, {false, 2}, {false, 3}};
   EXPECT_EQ(first, expected);
+}
+
+// The latest of the stages' ends: the schedule's makespan.
+double pipelineMakespan(PipelineSchedule schedule, const std::vector<double>& forward,
+                        const std::vector<double>& backward, int micro, double transfer = 0) {
+  const std::vector<double> ends = pipelineStageEnds(schedule, forward, backward, micro, transfer);
+  return *std::max_element(ends.begin(), ends.end());
 }
 
 // The schedules played out by hand: balanced stages take (m + p - 1) passes under both; a slow
