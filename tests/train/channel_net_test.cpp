@@ -6,7 +6,7 @@
 // mesh FCN (strided and transposed convolutions) and ResNet-18 (residual adds of slices), under filter and channel axes over every rank, and with 4 ranks h=2 x filter=2;
 // a filter head (h over every rank, the head's filters over the same ranks) on LeNet and small-cnn;
 // with 4 ranks both axes at once (filter=2 x channel=2: weights split over both) on LeNet,
-// small-cnn and ResNet-18.
+// small-cnn and ResNet-18; every activation stays NHWC under both axes.
 // Linked into parallel_test (mpirun at 2, 3 and 4 ranks).
 #include <gtest/gtest.h>
 
@@ -171,6 +171,28 @@ TEST(ChannelNet, FiveStepsEqualOneRank) {
 TEST(ChannelNet, FilterHeadFiveStepsEqualOneRank) {
   expectFiveStepsEqualOneRank({"lenet", {28, 28}, true, 1, true});
   expectFiveStepsEqualOneRank({"small-cnn", {64, 64}, true, 1, true});  // 4x4 at the last pool: h up to 4
+}
+
+// Every 4-D activation leaves its layer in IrNet's NHWC, under both axes: ResNet-18's layer4
+// convolutions (2x2 positions at 64x64) run NCHW, and a channel-parallel one's partial sums came
+// back NCHW, sending the batch norms after them down torch's 4-13x slower NCHW kernels.
+TEST(ChannelNet, EveryActivationKeepsTheChannelsLastLayout) {
+  const comm::Communicator& world = *parallel::gSpatialWorld;
+  const graph::Model model = graph::buildZooModel("resnet18", {.spatial = {64, 64}});
+  const parallel::SpatialSplit spatial{world.split(world.rank(), 0), {1, 1}};
+  const ChannelSplit slices{world};
+  const torch::Tensor batch = torch::randn({2, 3, 64, 64});
+  for (bool filter : {true, false}) {
+    IrNet net(model, IrNetOptions{.channelsLast = true});
+    SpatialNet run(net, spatial, {.slices = &slices, .filterAxis = filter});
+    const std::vector<torch::Tensor> outputs = run.run(batch);
+    for (int i = 1; i < model.size(); ++i) {
+      if (!outputs[i].defined() || outputs[i].dim() != 4) continue;
+      EXPECT_TRUE(outputs[i].is_contiguous(torch::MemoryFormat::ChannelsLast))
+          << (filter ? "filter=" : "channel=") << world.size() << ": layer '" << model.layer(i).name << "' left "
+          << outputs[i].sizes() << " NCHW";
+    }
+  }
 }
 
 TEST(ChannelNet, TooFewChannelsForTheAxisAreRefusedNamingTheLayer) {
