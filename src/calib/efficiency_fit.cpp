@@ -63,17 +63,24 @@ struct Curves {
 struct ComputeBound {
   double flops = 0, seconds = 0;
   int passes = 0;
+  double weightFlops = 0;  // the weight pass's share of `flops`
+  // The FLOPs at the rate the curve gives: each pass's over its shape's share of it (`rows`).
+  double atCurveRate(const TimedCall& c, const hw::KernelCurves& rows) const {
+    return (flops - weightFlops) / rows.shapeShare(c.rows, c.native, c.depth) +
+           (weightFlops > 0 ? weightFlops / rows.shapeShare(c.rows, c.native, c.depth, true) : 0);
+  }
 };
 
 ComputeBound backwardBusy(const TimedCall& c, double callOverhead, double bandwidth,
                           const hw::WeightGradientTraffic& traffic) {
-  ComputeBound b{c.backwardFlops(), c.backwardSeconds - c.backwardPasses() * callOverhead, c.backwardPasses()};
+  ComputeBound b{c.backwardFlops(), c.backwardSeconds - c.backwardPasses() * callOverhead, c.backwardPasses(),
+                 c.backwardWeight.flops};
   if (b.passes == 0) return {};
   double bytes = c.backwardBytes();
   if (!traffic.once() && c.accumulatedWeights > 0 && bandwidth > 0 && c.backwardWeight.flops > 0) {
     const double streaming = c.weightPass(traffic).bytes / bandwidth;
     if (streaming > b.seconds * c.backwardWeight.flops / b.flops) {
-      b = {c.backwardData.flops, b.seconds - streaming, b.passes - 1};
+      b = {c.backwardData.flops, b.seconds - streaming, b.passes - 1, 0};
       bytes = c.backwardData.bytes;
       if (b.passes == 0) return {};
     }
@@ -99,7 +106,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
     }
     if (const ComputeBound b = backwardBusy(c, callOverhead, bandwidth, traffic); b.seconds > 0) {
       Work& w = backward[decadeOf(b.flops / b.passes)];
-      w.amount += b.flops / share;
+      w.amount += b.atCurveRate(c, rows);
       w.seconds += b.seconds;
       ++out.backwardCalls;
     }
@@ -119,18 +126,17 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
   d.kernels[kernel].backward = curves.backward;
   d.prepare();
   double error = 0;
-  auto add = [&](double flops, double busy, bool backward, const TimedCall& c) {
-    const double predicted =
-        flops / (peak * d.efficiencyOf(kernel, backward, std::log(flops)) * d.shapeFactor(kernel, c.rows, c.native, c.depth));
-    error += squaredLogError(predicted, busy);
+  // A pass of `flops` (the curve's key) whose FLOPs at the curve's rate are `atCurveRate`.
+  auto add = [&](double flops, double atCurveRate, double busy, bool backward) {
+    error += squaredLogError(atCurveRate / (peak * d.efficiencyOf(kernel, backward, std::log(flops))), busy);
   };
   for (const TimedCall& c : calls) {
     if (!c.matrix || c.kernel != kernel) continue;
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
-      add(c.flops, busy, false, c);
+      add(c.flops, c.flops / rows.shapeShare(c.rows, c.native, c.depth), busy, false);
     }
     if (const ComputeBound b = backwardBusy(c, callOverhead, bandwidth, traffic); b.seconds > 0) {
-      add(b.flops / b.passes, b.seconds / b.passes, true, c);
+      add(b.flops / b.passes, b.atCurveRate(c, rows) / b.passes, b.seconds / b.passes, true);
     }
   }
   return error;
@@ -151,32 +157,85 @@ std::vector<double> halfRateDepthCandidates() {
   return depths;
 }
 
+// What a kernel's calls fit to: its inputs, and the best shape found so far with its error.
+struct KernelSearch {
+  const std::vector<TimedCall>& calls;
+  double peak, callOverhead, bandwidth;
+  int kernel;
+  const hw::WeightGradientTraffic& traffic;
+  hw::KernelCurves& out;
+  double best = -1;
+
+  // Fits the curves at `shape`'s half rates and keeps them if they fit better; false when the
+  // kernel has too few compute-bound calls for curves of its own.
+  bool tryShape(const hw::KernelCurves& shape) {
+    const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, shape);
+    if (mine.forwardCalls < kFewestCalls) return false;
+    const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, mine, shape);
+    if (best >= 0 && error >= best) return true;
+    best = error;
+    out = shape;
+    out.forward = mine.forward;
+    out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+    return true;
+  }
+
+  // Every half-rate rows (for batches and one sample) and depth, the weight pass's narrow
+  // filters as `narrow` says.
+  bool tryRowsAndDepths(const hw::KernelCurves& narrow, const std::vector<double>& oneSampleCandidates) {
+    const std::vector<double> candidates = halfRateCandidates();
+    for (const double depth : halfRateDepthCandidates()) {
+      for (const double half : candidates) {
+        for (const double oneSampleHalf : oneSampleCandidates) {
+          if (!tryShape({.halfRateRows = half, .oneSampleHalfRateRows = oneSampleHalf, .halfRateDepth = depth,
+                         .narrowWeightDepth = narrow.narrowWeightDepth, .narrowWeightShare = narrow.narrowWeightShare})) {
+            return false;
+          }
+        }
+      }
+    }
+    return true;
+  }
+};
+
+// The candidate narrow filters for a weight pass: fewer than 16 to 1024 weights by factors of
+// 2, at 1/1.25 to 1/4 of the rate.
+constexpr double kNarrowWeightDepths[] = {16, 32, 64, 128, 256, 512, 1024};
+constexpr double kNarrowWeightShares[] = {0.8, 0.67, 0.5, 0.4, 0.33, 0.25};
+// The squared log error they must bring the kernel's below, as a share of it without them.
+constexpr double kNarrowGain = 0.9;
+
 // A kernel's own curves, the rows at which it runs at half their rate, for batches and, where it
-// has one-sample calls, for those, and the reduction depth at which it does: the candidates
-// whose curves fit its calls best.
+// has one-sample calls, for those, the reduction depth at which it does and the narrow filters
+// on which its weight pass runs slower: the candidates whose curves fit its calls best. The
+// narrow filters are searched with the depth and the rows held, then the rest again with them
+// held (a whole grid per narrow candidate would take 40 times as long).
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
                const hw::WeightGradientTraffic& traffic, hw::KernelCurves& out) {
   const bool anyOneSample = std::any_of(calls.begin(), calls.end(), [&](const TimedCall& c) {
     return c.matrix && c.kernel == kernel && c.native;
   });
-  const std::vector<double> candidates = halfRateCandidates();
-  const std::vector<double> oneSampleCandidates = anyOneSample ? candidates : std::vector<double>{-1};
-  double best = -1;
-  for (const double depth : halfRateDepthCandidates()) {
-    for (const double half : candidates) {
-      for (const double oneSampleHalf : oneSampleCandidates) {
-        const hw::KernelCurves rows{.halfRateRows = half, .oneSampleHalfRateRows = oneSampleHalf, .halfRateDepth = depth};
-        const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, rows);
-        if (mine.forwardCalls < kFewestCalls) return;
-        const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, mine, rows);
-        if (best >= 0 && error >= best) continue;
-        best = error;
-        out = rows;
-        out.forward = mine.forward;
-        out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+  const std::vector<double> oneSampleCandidates = anyOneSample ? halfRateCandidates() : std::vector<double>{-1};
+  KernelSearch search{calls, peak, callOverhead, bandwidth, kernel, traffic, out};
+  if (!search.tryRowsAndDepths({}, oneSampleCandidates)) return;
+  const hw::KernelCurves held = out;
+  const double heldError = search.best;
+  // With the rows held, the depth again beside them: a slow weight pass the narrow filters
+  // explain had pulled the depth's half rate up.
+  for (const double halfRateDepth : halfRateDepthCandidates()) {
+    for (const double depth : kNarrowWeightDepths) {
+      for (const double share : kNarrowWeightShares) {
+        hw::KernelCurves shape = held;
+        shape.halfRateDepth = halfRateDepth;
+        shape.narrowWeightDepth = depth;
+        shape.narrowWeightShare = share;
+        search.tryShape(shape);
       }
     }
   }
+  if (const hw::KernelCurves narrow = out; narrow.weightPassDiffers()) search.tryRowsAndDepths(narrow, oneSampleCandidates);
+  // Two more parameters earn their place only by a clear gain, not by fitting noise.
+  if (search.best > kNarrowGain * heldError) out = held;
 }
 
 // The fastest rate a compute-bound matrix call's forward reached: the curves are fractions of a

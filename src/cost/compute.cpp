@@ -141,6 +141,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
                       s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
   const double depth = reductionDepth(layer) * s.inputChannels;
   for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) pass->depth = depth;
+  w.backwardWeight.weightGradient = true;
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
                                    s.inputChannels, s.outputChannels);
@@ -162,7 +163,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
                                 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) *
-                                      device.shapeFactor(kernel, work.rows, work.native, work.depth)
+                                      device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -188,7 +189,7 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double shape = device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth);
+    const double shape = device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth, pass.weightGradient);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * shape) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * shape;
@@ -198,7 +199,9 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   };
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
-    return pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) ? forward : efficiency(pass, true);
+    const bool sameShape = !pass.weightGradient || work.kernel < 0 || !device.kernels[work.kernel].weightPassDiffers();
+    return pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) && sameShape ? forward
+                                                                                                  : efficiency(pass, true);
   };
   return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste, memorySeconds(work.forward, false)),
           passWithEfficiency(device, peak, work.backwardData, same(work.backwardData), work.tileWaste,
@@ -273,9 +276,11 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double memorySeconds = secondsFor(bytes);
   const double floorSeconds = rates.floorSecondsPerFlop;
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
-  const double shapeFactor =
-      p.weighted ? device.shapeFactor(p.kernel, p.positions * s.samples * s.spatial, native, p.depth * s.inputChannels)
-                 : 1;
+  const double rows = p.positions * s.samples * s.spatial, depth = p.depth * s.inputChannels;
+  const double shapeFactor = p.weighted ? device.shapeFactor(p.kernel, rows, native, depth) : 1;
+  const double weightShapeFactor =
+      p.weighted && p.kernel >= 0 && device.kernels[p.kernel].weightPassDiffers() ? device.shapeFactor(p.kernel, rows, native, depth, true)
+                                                                   : shapeFactor;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;
@@ -283,15 +288,17 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     const double passBytesSeconds = hasBytes ? bytesSeconds / kindEfficiency : 0;
     if (flops <= 0 && passBytesSeconds <= 0) return 0.0;
     if (flops <= 0) return device.callOverhead + passBytesSeconds;
+    const double shape = k == 2 ? weightShapeFactor : shapeFactor;
     double efficiency;
     if (p.memoryKind >= 0) {
       efficiency = 1;
-    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds * shapeFactor) {
-      efficiency = device.efficiencyFloor * shapeFactor;
-    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel)) {
+    } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds * shape) {
+      efficiency = device.efficiencyFloor * shape;
+    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel) &&
+               shape == shapeFactor) {
       efficiency = forwardEfficiency;
     } else {
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare)) * shapeFactor;
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare)) * shape;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

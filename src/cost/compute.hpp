@@ -31,6 +31,7 @@ struct PassWork {
   double serialBytes = 0;
   bool native = false;  // LibTorch runs it with its own kernel (runsNativeKernel)
   double depth = 0;     // its reduction depth: local input channels per group x kernel volume (0: unknown)
+  bool weightGradient = false;  // the weight-gradient pass (hw::KernelCurves::narrowWeightDepth)
 };
 
 // Which kernel LibTorch runs a matrix layer with, by its CPU build's dispatch (1.13,

@@ -185,6 +185,10 @@ void validateDevice(const Device& device, const Checker& c) {
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
     c.within(device.kernels[k].halfRateRows, 0, 1e9, fmt::format("device.kernels.{}.half_rate_rows", kKernelKeys[k]));
     c.within(device.kernels[k].halfRateDepth, 0, 1e9, fmt::format("device.kernels.{}.half_rate_depth", kKernelKeys[k]));
+    c.within(device.kernels[k].narrowWeightDepth, 0, 1e9,
+             fmt::format("device.kernels.{}.narrow_weight_depth", kKernelKeys[k]));
+    c.within(device.kernels[k].narrowWeightShare, 1e-3, 1,
+             fmt::format("device.kernels.{}.narrow_weight_share", kKernelKeys[k]));
     if (device.kernels[k].oneSampleHalfRateRows != -1) {  // -1: not given, as half_rate_rows
       c.within(device.kernels[k].oneSampleHalfRateRows, 0, 1e9,
                fmt::format("device.kernels.{}.one_sample_half_rate_rows", kKernelKeys[k]));

@@ -73,10 +73,25 @@ struct KernelCurves {
   // input channel and 25 taps, ran 1.7x forward what the conv2d curve says; a channel split
   // halves every layer's depth at half its FLOPs). 0: no such effect.
   double halfRateDepth = 0;
+  // A weight-gradient pass over filters of fewer than `narrowWeightDepth` weights (input
+  // channels per group x kernel volume) runs at `narrowWeightShare` of the rate, oneDNN's
+  // calls only: its forward kernels have a path for a few input channels that its weight
+  // kernels lack (CosmoFlow's conv1, 4 channels x 27 taps, took 3.2-3.4x its forward's time
+  // backward at batches 4-32 where its conv2 over 16 channels took 2.2-2.3x and LibTorch's own
+  // one-sample kernel 1.1x). 0: no such filters.
+  double narrowWeightDepth = 0;
+  double narrowWeightShare = 1;
+  double weightShare(bool native, double depth) const {
+    return !native && depth > 0 && depth < narrowWeightDepth ? narrowWeightShare : 1;
+  }
+  // Whether a weight pass's shape share can differ from the other passes'.
+  bool weightPassDiffers() const { return narrowWeightDepth > 0 && narrowWeightShare != 1; }
   // The share of the curve's rate a call over `rows`, native or not, summing `depth` terms per
-  // output reaches: rowsShare of each at its half rate (an unknown 0 costs nothing).
-  double shapeShare(double rows, bool native, double depth) const {
-    return rowsShare(rows, halfRateRowsAt(native)) * rowsShare(depth, halfRateDepth);
+  // output reaches (a weight pass: with `depth` weights per filter): rowsShare of each at its
+  // half rate (an unknown 0 costs nothing).
+  double shapeShare(double rows, bool native, double depth, bool weightPass = false) const {
+    return rowsShare(rows, halfRateRowsAt(native)) * rowsShare(depth, halfRateDepth) *
+           (weightPass ? weightShare(native, depth) : 1);
   }
 };
 
@@ -178,8 +193,8 @@ struct Device {
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
   // The share of its curve's rate a call of `kernel` reaches for its shape (KernelCurves::shapeShare;
   // native: cost::runsNativeKernel); 1 for no matrix kernel.
-  double shapeFactor(int kernel, double rows, bool native, double depth) const {
-    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth) : 1;
+  double shapeFactor(int kernel, double rows, bool native, double depth, bool weightPass = false) const {
+    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth, weightPass) : 1;
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

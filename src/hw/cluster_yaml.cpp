@@ -75,9 +75,12 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
       const auto kernel = kernels->find(kKernelKeys[k]);
       if (!kernel) continue;
       kernel->requireKeys(
-          {"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows", "half_rate_depth"});
+          {"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows", "half_rate_depth",
+           "narrow_weight_depth", "narrow_weight_share"});
       d.kernels[k].halfRateRows = kernel->number("half_rate_rows", 0.0);
       d.kernels[k].halfRateDepth = kernel->number("half_rate_depth", 0.0);
+      d.kernels[k].narrowWeightDepth = kernel->number("narrow_weight_depth", 0.0);
+      d.kernels[k].narrowWeightShare = kernel->number("narrow_weight_share", 1.0);
       d.kernels[k].oneSampleHalfRateRows = kernel->number("one_sample_half_rate_rows", -1.0);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
@@ -263,7 +266,7 @@ std::string clusterYaml(const Cluster& c) {
   for (int k = 0; k < kKernels; ++k) {
     const KernelCurves& curves = c.device.kernels[k];
     if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
-        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0) {
+        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers()) {
       continue;
     }
     if (!anyKernel) y += "  kernels:\n";
@@ -276,6 +279,10 @@ std::string clusterYaml(const Cluster& c) {
       y += fmt::format("      one_sample_half_rate_rows: {:.6g}\n", curves.oneSampleHalfRateRows);
     }
     if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
+    if (curves.weightPassDiffers()) {
+      y += fmt::format("      narrow_weight_depth: {:.6g}\n      narrow_weight_share: {:.6g}\n", curves.narrowWeightDepth,
+                       curves.narrowWeightShare);
+    }
   }
   bool anyKind = false;
   for (int k = 0; k < kMemoryKinds; ++k) {

@@ -171,6 +171,44 @@ TEST(EfficiencyFit, FindsTheDepthAtWhichAKernelRunsAtHalfRate) {
   for (const hw::EfficiencyPoint& p : fit.kernels[conv].forward) EXPECT_NEAR(p.efficiency, 0.6, 1e-9);
 }
 
+// Convolutions timed forward and backward, a first layer's weight pass alone and a deeper one's
+// data and weight passes, on a device whose weight pass over narrow filters (fewer than 128
+// weights each) runs at 40 % of the rate: the fit finds the narrow filters and their share, and
+// from the same calls on a device without them adds none.
+TEST(EfficiencyFit, FindsTheNarrowFiltersOfASlowWeightPass) {
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  auto timedOn = [&](const hw::Device& d) {
+    std::vector<TimedCall> calls;
+    for (double flops = 2e6; flops < 5e9; flops *= 3) {
+      for (const double depth : {27.0, 108.0, 432.0, 1728.0}) {
+        cost::PassWork forward{flops, 1};
+        forward.depth = depth;
+        cost::PassWork weight = forward;
+        weight.weightGradient = true;
+        TimedCall c{flops, 1, true, passSeconds(d, 1e11, forward, false, conv), conv};
+        c.depth = depth;
+        c.backwardWeight = weight;
+        c.backwardSeconds = passSeconds(d, 1e11, weight, true, conv);
+        if (depth > 200) {  // past the first layer: a data pass too
+          c.backwardData = forward;
+          c.backwardSeconds += passSeconds(d, 1e11, forward, true, conv);
+        }
+        calls.push_back(c);
+      }
+    }
+    return calls;
+  };
+  const hw::Device truth =
+      computeBoundConvolutions(0.6, {.halfRateDepth = 64, .narrowWeightDepth = 128, .narrowWeightShare = 0.4});
+  const hw::KernelCurves fitted = fitDevice(timedOn(truth), 1e11, 0).kernels[conv];
+  EXPECT_EQ(fitted.halfRateDepth, 64);
+  EXPECT_DOUBLE_EQ(fitted.weightShare(false, 27), 0.4);
+  EXPECT_DOUBLE_EQ(fitted.weightShare(false, 108), 0.4);
+  EXPECT_DOUBLE_EQ(fitted.weightShare(false, 432), 1);
+  const hw::Device plain = computeBoundConvolutions(0.6, {.halfRateDepth = 64});
+  EXPECT_FALSE(fitDevice(timedOn(plain), 1e11, 0).kernels[conv].weightPassDiffers());
+}
+
 // Each memory kind's fraction of the element-wise calls' bandwidth, forward and backward apart.
 TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   hw::Device truth;

@@ -95,6 +95,10 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateDepth = 48;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateDepth = 300;
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].narrowWeightDepth = 100;  // LeNet's conv1 (25) is narrower
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].narrowWeightShare = 0.5;
+  c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].narrowWeightDepth = 128;
+  c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].narrowWeightShare = 0.25;
   c.device.weightGradientTraffic = {3, 1.5, 2};
   c.device.forwardWeightTraffic = 4;
   c.device.nativeColumnTraffic = 5;
@@ -215,6 +219,37 @@ TEST(Compute, ShallowReductionsSlowAMatrixKernel) {
   const double wholeCompute = passSeconds(d, 1e12, whole.forward, false, conv) - d.callOverhead;
   const double splitCompute = passSeconds(d, 1e12, split.forward, false, conv) - d.callOverhead;
   EXPECT_NEAR(splitCompute / wholeCompute, 0.5 * (0.5 / (1.0 / 3)), 1e-12);
+}
+
+// A weight pass over narrow filters (fewer weights each than narrowWeightDepth) runs at
+// narrowWeightShare of the rate: oneDNN's calls only, and neither the forward nor the data pass.
+TEST(Compute, NarrowFiltersSlowTheWeightPassAlone) {
+  hw::Device d{.memoryBandwidth = 1e15, .efficiency = {{1, 0.5}}};
+  const int conv = static_cast<int>(hw::Kernel::kConv3d);
+  d.kernels[conv].narrowWeightDepth = 128;
+  d.kernels[conv].narrowWeightShare = 0.25;
+  d.prepare();
+  graph::ModelBuilder b("t", graph::TensorShape{4, {8, 8, 8}});
+  const int narrow = b.conv("narrow", 0, {.filters = 16, .kernel = {3}, .padding = {1}});
+  const int wide = b.conv("wide", narrow, {.filters = 16, .kernel = {3}, .padding = {1}});
+  const graph::Model m = std::move(b).build();
+  const LayerWork first = layerWork(m.layer(narrow), 4 * 512, {.samples = 4}, 4, d);
+  const LayerWork second = layerWork(m.layer(wide), 16 * 512, {.samples = 4}, 4, d);
+  hw::Device plain = d;
+  plain.kernels[conv].narrowWeightDepth = 0;
+  const LayerTimes t = layerTimes(d, 1e12, first), u = layerTimes(d, 1e12, second);
+  const LayerTimes tPlain = layerTimes(plain, 1e12, first), uPlain = layerTimes(plain, 1e12, second);
+  // 4 channels x 27 taps = 108 < 128: the weight pass at a quarter of the rate, the forward as it was.
+  EXPECT_NEAR((t.backwardWeight - d.callOverhead) / (tPlain.backwardWeight - d.callOverhead), 4.0, 1e-12);
+  EXPECT_DOUBLE_EQ(t.forward, tPlain.forward);
+  // 16 x 27 = 432: every pass as it was.
+  EXPECT_DOUBLE_EQ(u.backwardWeight, uPlain.backwardWeight);
+  EXPECT_DOUBLE_EQ(u.backwardData, uPlain.backwardData);
+  EXPECT_DOUBLE_EQ(u.forward, uPlain.forward);
+  // LibTorch's own kernel (a native call) has no such path.
+  PassWork native = first.backwardWeight;
+  native.native = true;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, native, true, conv), passSeconds(d, 1e12, first.forward, false, conv));
 }
 
 // A memory-bound kind streams at its fraction of the curve, forward and backward apart; its

@@ -62,6 +62,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateRows = 96;
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].oneSampleHalfRateRows = 12;
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateDepth = 48;
+      c.device.kernels[static_cast<int>(Kernel::kConv3d)].narrowWeightDepth = 128;
+      c.device.kernels[static_cast<int>(Kernel::kConv3d)].narrowWeightShare = 0.375;
       c.device.kernels[static_cast<int>(Kernel::kFullyConnected)].oneSampleHalfRateRows = 0;
       c.device.bandwidthCurve = {{1e3, 2e9}, {1e8, 1e10}};
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5, .chunked = 0.125, .forward = 0.0625};
@@ -137,6 +139,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       EXPECT_EQ(back.device.kernels[k].halfRateRows, c.device.kernels[k].halfRateRows);
       EXPECT_EQ(back.device.kernels[k].oneSampleHalfRateRows, c.device.kernels[k].oneSampleHalfRateRows);
       EXPECT_EQ(back.device.kernels[k].halfRateDepth, c.device.kernels[k].halfRateDepth);
+      EXPECT_EQ(back.device.kernels[k].narrowWeightDepth, c.device.kernels[k].narrowWeightDepth);
+      EXPECT_EQ(back.device.kernels[k].narrowWeightShare, c.device.kernels[k].narrowWeightShare);
     }
     for (int p = 0; p < kCommPaths; ++p) {
       ASSERT_EQ(back.implementation.paths[p].size(), c.implementation.paths[p].size());
@@ -223,6 +227,9 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   std::string depth = base;
   depth.insert(depth.find("devices_per_node:"), "  kernels:\n    conv2d:\n      half_rate_depth: -1\n");
   refused(depth, "odd.yaml: device.kernels.conv2d.half_rate_depth: expected a value in [0, 1e+09], found -1");
+  std::string narrow = base;
+  narrow.insert(narrow.find("devices_per_node:"), "  kernels:\n    conv3d:\n      narrow_weight_share: 0\n");
+  refused(narrow, "odd.yaml: device.kernels.conv3d.narrow_weight_share: expected a value in [0.001, 1], found 0");
   auto withTraffic = [&](const std::string& traffic) {
     std::string text = base;
     return text.insert(text.find("devices_per_node:"), "  weight_gradient_traffic: " + traffic + "\n");

@@ -170,7 +170,9 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
     const hw::KernelCurves& c = fitted.kernels[k];
     kernels[hw::kKernelKeys[k]] = {{"half_rate_rows", c.halfRateRows},
                                    {"one_sample_half_rate_rows", c.oneSampleHalfRateRows},
-                                   {"half_rate_depth", c.halfRateDepth}};
+                                   {"half_rate_depth", c.halfRateDepth},
+                                   {"narrow_weight_depth", c.narrowWeightDepth},
+                                   {"narrow_weight_share", c.narrowWeightShare}};
   }
   auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
     nlohmann::json out = nlohmann::json::array();
