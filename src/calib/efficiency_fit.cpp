@@ -217,7 +217,8 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
   });
   const std::vector<double> oneSampleCandidates = anyOneSample ? halfRateCandidates() : std::vector<double>{-1};
   KernelSearch search{calls, peak, callOverhead, bandwidth, kernel, traffic, out};
-  if (!search.tryRowsAndDepths({}, oneSampleCandidates)) return;
+  // The narrow filters are oneDNN's convolution kernels' (a matrix product runs BLAS's).
+  if (!search.tryRowsAndDepths({}, oneSampleCandidates) || !cost::accumulatesBySample(kernel)) return;
   const hw::KernelCurves held = out;
   const double heldError = search.best;
   // With the rows held, the depth again beside them: a slow weight pass the narrow filters

@@ -1,4 +1,4 @@
-// calib::skewFromSittings: the spans pooled, the figures each the mean of the sittings' own.
+// calib::skewFromSittings: the spans pooled, the figures each the median of the sittings' own.
 #include <gtest/gtest.h>
 
 #include "calib/torch/overlap_bench.hpp"
@@ -30,21 +30,23 @@ TEST(SkewSittings, OneSittingGivesItsOwnFigures) {
   EXPECT_DOUBLE_EQ(m.sittingSkew[0], m.skew);
 }
 
-TEST(SkewSittings, FiguresAreTheSittingsMeansAndEachSubtractsItsOwnLatency) {
+TEST(SkewSittings, FiguresAreTheSittingsMediansAndEachSubtractsItsOwnLatency) {
   // The second sitting ran in a slow spell: a 0.4 ms latency, its waits as long. Taken from the
-  // pool its latency would leave the beside wait at 0.
+  // pool its latency would leave the beside wait at 0. The third stalled beside the engine.
   const SkewSitting quiet = sitting(10e-6, 0.5e-3, 2e-3, 0.1e-3, 0.4e-3);
   const SkewSitting slow = sitting(400e-6, 0.5e-3, 5e-3, 0.5e-3, 0.4e-3);
-  const SkewMeasurement m = skewFromSittings({quiet, slow});
-  const SkewMeasurement a = skewFromSittings({quiet}), b = skewFromSittings({slow});
-  EXPECT_NEAR(m.skew, (a.skew + b.skew) / 2, 1e-12);
-  EXPECT_NEAR(m.syncWait, (a.syncWait + b.syncWait) / 2, 1e-12);
-  EXPECT_NEAR(m.syncWaitBeside, (a.syncWaitBeside + b.syncWaitBeside) / 2, 1e-12);
+  const SkewSitting stalled = sitting(10e-6, 0.6e-3, 2.2e-3, 0.15e-3, 1.6e-3);
+  const SkewMeasurement m = skewFromSittings({quiet, slow, stalled});
+  const SkewMeasurement a = skewFromSittings({quiet}), b = skewFromSittings({slow}), c = skewFromSittings({stalled});
+  EXPECT_NEAR(m.skew, c.skew, 1e-12);  // 5.0 %, 15 % and 5.33 %: the middle one
+  EXPECT_GT(c.syncWait, 0);
+  EXPECT_EQ(m.syncWait, a.syncWait);   // 0, 0 and 33 us
+  EXPECT_NEAR(m.syncWaitBeside, a.syncWaitBeside, 1e-12);  // not the stall's 1.5 ms
   EXPECT_GT(m.syncWaitBeside, 0.1e-3);
   EXPECT_EQ(b.syncWaitBeside, b.syncWait);  // beside is never below the quiet spans' wait
-  EXPECT_NEAR(m.spans.longWait, 3.5e-3, 1e-12);   // the spans pooled
-  EXPECT_NEAR(m.spans.latency, 205e-6, 1e-12);
-  EXPECT_EQ(m.sittingSyncWaitBeside, (std::vector<double>{a.syncWaitBeside, b.syncWaitBeside}));
+  EXPECT_NEAR(m.spans.longWait, 3.0667e-3, 1e-7);   // the spans pooled
+  EXPECT_NEAR(m.spans.latency, 140e-6, 1e-12);
+  EXPECT_EQ(m.sittingSyncWaitBeside, (std::vector<double>{a.syncWaitBeside, b.syncWaitBeside, c.syncWaitBeside}));
 }
 
 TEST(SkewSittings, NoSittingIsAnError) { EXPECT_THROW(skewFromSittings({}), std::logic_error); }

@@ -436,20 +436,23 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   for (const SkewSitting& s : sittings) {
     for (const auto figure : kFigures) pool.*figure += s.*figure / n;
   }
-  // The spans' means pooled; the figures each the mean of the sittings' own, as each sitting's
-  // latency is subtracted from its own waits (one sitting in a slow spell read a 0.4 ms
+  // The spans' means pooled; the figures each the median of the sittings' own, as each
+  // sitting's latency is subtracted from its own waits (one sitting in a slow spell read a 0.4 ms
   // latency, which taken from the pool left sync_wait_beside at 40 us where the sittings read
-  // 0, 273 and 130).
+  // 0, 273 and 130), and one sitting's stall does not set them (sittings reading 1.44 ms, 191
+  // and 226 us beside the engine's calls made a mean of 619 us, and the 2-rank matrix's h=2
+  // runs predicted 2-7x the communication they measured).
   SkewMeasurement m = skewFrom(pool);
-  m.skew = m.syncWait = m.syncWaitBeside = 0;
+  std::vector<double> syncWaits;
   for (const SkewSitting& s : sittings) {
     const SkewMeasurement alone = skewFrom(s);
     m.sittingSyncWaitBeside.push_back(alone.syncWaitBeside);
     m.sittingSkew.push_back(alone.skew);
-    m.skew += alone.skew / n;
-    m.syncWait += alone.syncWait / n;
-    m.syncWaitBeside += alone.syncWaitBeside / n;
+    syncWaits.push_back(alone.syncWait);
   }
+  m.skew = median(m.sittingSkew);
+  m.syncWait = median(syncWaits);
+  m.syncWaitBeside = median(m.sittingSyncWaitBeside);
   return m;
 }
 

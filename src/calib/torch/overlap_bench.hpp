@@ -57,7 +57,7 @@ struct SkewMeasurement {
   // What each synchronisation waits beside the engine's calls (::syncWaitBeside): the beside
   // spans' wait less the latency and the slope's share, and no less than syncWait.
   double syncWaitBeside = 0;
-  // What each sitting alone read for syncWaitBeside and skew (the three above are their means).
+  // What each sitting alone read for syncWaitBeside and skew (the three above are their medians).
   std::vector<double> sittingSyncWaitBeside, sittingSkew;
 };
 
@@ -66,8 +66,9 @@ struct SkewMeasurement {
 SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
 
 // The figures of sittings made at different times: each span kind's mean over all of them, and
-// skew, syncWait and syncWaitBeside each the mean of the sittings' own. The waits are rare
-// stalls whose rate follows the machine's load from one few seconds to the next.
+// skew, syncWait and syncWaitBeside each the median of the sittings' own (core/median.hpp: of
+// two, the larger). The waits are rare stalls whose rate follows the machine's load from one few
+// seconds to the next.
 SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings);
 
 }  // namespace paraxis::calib

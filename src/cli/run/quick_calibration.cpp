@@ -360,7 +360,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
                        units::formatSeconds(k.spans.besideCompute), units::formatSeconds(k.spans.besideWait),
                        units::formatSeconds(k.syncWaitBeside));
-    out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the means of the sittings' own "
+    out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the medians of the sittings' own "
                        "(skew {}, that wait {})\n",
                        k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedSeconds(k.sittingSyncWaitBeside));
   }
