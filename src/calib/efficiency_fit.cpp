@@ -187,8 +187,11 @@ struct KernelSearch {
     for (const double depth : halfRateDepthCandidates()) {
       for (const double half : candidates) {
         for (const double oneSampleHalf : oneSampleCandidates) {
-          if (!tryShape({.halfRateRows = half, .oneSampleHalfRateRows = oneSampleHalf, .halfRateDepth = depth,
-                         .narrowWeightDepth = narrow.narrowWeightDepth, .narrowWeightShare = narrow.narrowWeightShare})) {
+          if (!tryShape({.halfRateRows = half,
+                         .oneSampleHalfRateRows = oneSampleHalf,
+                         .halfRateDepth = depth,
+                         .narrowWeightDepth = narrow.narrowWeightDepth,
+                         .narrowWeightShare = narrow.narrowWeightShare})) {
             return false;
           }
         }
@@ -234,7 +237,9 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
       }
     }
   }
-  if (const hw::KernelCurves narrow = out; narrow.weightPassDiffers()) search.tryRowsAndDepths(narrow, oneSampleCandidates);
+  if (const hw::KernelCurves narrow = out; narrow.weightPassDiffers()) {
+    search.tryRowsAndDepths(narrow, oneSampleCandidates);
+  }
   // Two more parameters earn their place only by a clear gain, not by fitting noise.
   if (search.best > kNarrowGain * heldError) out = held;
 }

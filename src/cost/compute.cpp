@@ -199,9 +199,10 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   };
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
-    const bool sameShape = !pass.weightGradient || work.kernel < 0 || !device.kernels[work.kernel].weightPassDiffers();
-    return pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) && sameShape ? forward
-                                                                                                  : efficiency(pass, true);
+    const bool sameShape =
+        !pass.weightGradient || work.kernel < 0 || !device.kernels[work.kernel].weightPassDiffers();
+    const bool asForward = pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) && sameShape;
+    return asForward ? forward : efficiency(pass, true);
   };
   return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste, memorySeconds(work.forward, false)),
           passWithEfficiency(device, peak, work.backwardData, same(work.backwardData), work.tileWaste,
@@ -278,9 +279,9 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
   const double rows = p.positions * s.samples * s.spatial, depth = p.depth * s.inputChannels;
   const double shapeFactor = p.weighted ? device.shapeFactor(p.kernel, rows, native, depth) : 1;
+  const bool weightDiffers = p.weighted && p.kernel >= 0 && device.kernels[p.kernel].weightPassDiffers();
   const double weightShapeFactor =
-      p.weighted && p.kernel >= 0 && device.kernels[p.kernel].weightPassDiffers() ? device.shapeFactor(p.kernel, rows, native, depth, true)
-                                                                   : shapeFactor;
+      weightDiffers ? device.shapeFactor(p.kernel, rows, native, depth, true) : shapeFactor;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;

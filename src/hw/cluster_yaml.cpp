@@ -280,8 +280,8 @@ std::string clusterYaml(const Cluster& c) {
     }
     if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
     if (curves.weightPassDiffers()) {
-      y += fmt::format("      narrow_weight_depth: {:.6g}\n      narrow_weight_share: {:.6g}\n", curves.narrowWeightDepth,
-                       curves.narrowWeightShare);
+      y += fmt::format("      narrow_weight_depth: {:.6g}\n", curves.narrowWeightDepth);
+      y += fmt::format("      narrow_weight_share: {:.6g}\n", curves.narrowWeightShare);
     }
   }
   bool anyKind = false;

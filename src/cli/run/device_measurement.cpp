@@ -143,7 +143,9 @@ std::string halfRateRowsText(const hw::Device& device) {
   std::string text;
   for (int k = 0; k < hw::kKernels; ++k) {
     const hw::KernelCurves& c = device.kernels[k];
-    if (c.halfRateRows <= 0 && c.oneSampleHalfRateRows <= 0 && c.halfRateDepth <= 0 && !c.weightPassDiffers()) continue;
+    const bool anyShape =
+        c.halfRateRows > 0 || c.oneSampleHalfRateRows > 0 || c.halfRateDepth > 0 || c.weightPassDiffers();
+    if (!anyShape) continue;
     text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
     if (c.halfRateDepth > 0) text += fmt::format(", depth {:g}", c.halfRateDepth);
