@@ -200,7 +200,7 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
     const bool sameShape =
-        !pass.weightGradient || work.kernel < 0 || !device.kernels[work.kernel].weightPassDiffers();
+        !pass.weightGradient || work.kernel < 0 || device.kernels[work.kernel].weightShare(pass.native, pass.depth) == 1;
     const bool asForward = pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) && sameShape;
     return asForward ? forward : efficiency(pass, true);
   };
@@ -279,9 +279,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
   const double rows = p.positions * s.samples * s.spatial, depth = p.depth * s.inputChannels;
   const double shapeFactor = p.weighted ? device.shapeFactor(p.kernel, rows, native, depth) : 1;
-  const bool weightDiffers = p.weighted && p.kernel >= 0 && device.kernels[p.kernel].weightPassDiffers();
   const double weightShapeFactor =
-      weightDiffers ? device.shapeFactor(p.kernel, rows, native, depth, true) : shapeFactor;
+      p.weighted && p.kernel >= 0 ? shapeFactor * device.kernels[p.kernel].weightShare(native, depth) : shapeFactor;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;

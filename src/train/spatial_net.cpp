@@ -157,8 +157,8 @@ torch::Tensor SpatialNet::applySpatial(int index, const std::vector<torch::Tenso
         return net_->laidOut(
             parallel::spatialConv(split, net_->convInput(index, x), parameter(*m, "weight"), parameter(*m, "bias"), spec));
       }
-      return net_->laidOut(finishPartial(
-          index, parallel::spatialConv(split, net_->convInput(index, parallelInput(index, x)), parameter(*m, "weight"), {}, spec)));
+      return finishPartial(
+          index, parallel::spatialConv(split, net_->convInput(index, parallelInput(index, x)), parameter(*m, "weight"), {}, spec));
     }
     case LayerKind::kMaxPool:
     case LayerKind::kAvgPool: {

@@ -132,7 +132,7 @@ class SpatialNet final : public BatchExecutor {
   const std::vector<torch::Tensor>& channelInputs(int index, const std::vector<torch::Tensor>& outputs);
   // Channel-parallel layers: the input channels this rank reads (sliced from a whole input on
   // the channel axis; FC inputs flattened), and the partial sums of its output summed over the
-  // group, then the bias once.
+  // group in the layers' layout (IrNet::laidOut), then the bias once.
   bool channelParallel(int index) const { return !rule_.empty() && rule_[index].channelParallel; }
   torch::Tensor parallelInput(int index, torch::Tensor x) const;
   torch::Tensor finishPartial(int index, const torch::Tensor& partial) const;

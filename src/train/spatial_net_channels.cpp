@@ -146,8 +146,12 @@ torch::Tensor SpatialNet::parallelInput(int index, torch::Tensor x) const {
   return parallel::sliceChannels(inputGroup(index), x, fc ? inputSlicing(index).unit : 1);
 }
 
+// The partial sums laid out as IrNet lays out its convolutions' outputs before they are summed:
+// a convolution that runs NCHW on a tiny map (ir_module.cpp) otherwise hands NCHW to the layers
+// after it, whose batch norm then ran 4-13x slower (ResNet-18's layer4 at 64x64, batch 8, under
+// filter=2 and channel=2: 85 and 330 us forward and backward against 23 and 26 in NHWC).
 torch::Tensor SpatialNet::finishPartial(int index, const torch::Tensor& partial) const {
-  const torch::Tensor y = parallel::sumPartials(inputGroup(index), partial);
+  const torch::Tensor y = parallel::sumPartials(inputGroup(index), net_->laidOut(partial));
   const torch::Tensor bias = namedTensor(*net_->layerModule(index), "bias");
   if (!bias.defined()) return y;
   std::vector<std::int64_t> shape(y.dim(), 1);
@@ -169,14 +173,9 @@ torch::Tensor SpatialNet::applySamples(int index, const std::vector<torch::Tenso
     for (std::size_t d = 0; d < dims; ++d) out.push_back(v.size() == 1 ? v.front() : v.at(d));
     return out;
   };
-  // Laid out as IrNet lays out its convolutions' outputs: one that runs NCHW on a tiny map
-  // (ir_module.cpp) otherwise hands NCHW to the layers after it, whose batch norm then ran 4-13x
-  // slower (ResNet-18's layer4 at 64x64, batch 8, under filter=2 and channel=2: 85 and 330 us
-  // forward and backward against 23 and 26 in NHWC).
-  return net_->laidOut(finishPartial(
-      index, at::convolution(net_->convInput(index, parallelInput(index, x)), weight, c10::nullopt, each(a.stride),
-                             each(a.padding), each(a.dilation), l.kind == LayerKind::kDeconv, each(a.outputPadding),
-                             a.groups)));
+  return finishPartial(index, at::convolution(net_->convInput(index, parallelInput(index, x)), weight, c10::nullopt,
+                                              each(a.stride), each(a.padding), each(a.dilation),
+                                              l.kind == LayerKind::kDeconv, each(a.outputPadding), a.groups));
 }
 
 std::string SpatialNet::describeChannels() const {
