@@ -111,7 +111,8 @@ bool Implementation::isIdentity() const {
   for (const std::vector<PathLink>& links : paths) {
     if (!links.empty()) return false;
   }
-  return overlap.isIdentity() && wireConversion.isIdentity() && skew == 0 && syncWait == 0 && syncWaitBeside == 0;
+  return overlap.isIdentity() && wireConversion.isIdentity() && skew == 0 && syncWait == 0 && syncWaitBeside == 0 &&
+         handoffWait == 0;
 }
 
 const PathLink* Implementation::pathLink(CommPath path, const std::string& level) const {
@@ -216,6 +217,7 @@ void validateImplementation(const Implementation& implementation, const std::vec
   c.within(implementation.skew, 0, 1, "implementation.skew");
   c.within(implementation.syncWait, 0, 1, "implementation.sync_wait");
   c.within(implementation.syncWaitBeside, 0, 1, "implementation.sync_wait_beside");
+  c.within(implementation.handoffWait, 0, 1, "implementation.handoff_wait");
   for (auto [rate, key] : {std::pair{implementation.wireConversion.f16, "f16"}, std::pair{implementation.wireConversion.bf16, "bf16"}}) {
     if (rate != 0) c.within(rate, 1e6, 1e15, fmt::format("implementation.wire_conversion.{} (bytes/s)", key));
   }

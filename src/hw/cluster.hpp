@@ -304,6 +304,11 @@ struct Implementation {
   // replicated step overlapping them): the waiting rank's core goes to the engine's thread, and
   // the rank gets it back only after that thread's time slice. 0: as `syncWait`.
   double syncWaitBeside = 0;
+  // Seconds each pipeline handoff (a stage's wait for its neighbour's activations or
+  // gradients) costs beyond the transfer. The wait lasts the neighbour's pass, longer than a
+  // blocking call spins, so the stage gives its core away; where ranks and progress threads
+  // outnumber cores it gets it back only after whatever ran there. 0: none.
+  double handoffWait = 0;
 
   bool isIdentity() const;
   const PathLink* pathLink(CommPath path, const std::string& level) const;

@@ -134,7 +134,8 @@ PathLink readPathLink(const YamlValue& v) {
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait", "sync_wait_beside"};
+  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait", "sync_wait_beside",
+                                "handoff_wait"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
@@ -143,6 +144,7 @@ Implementation readImplementation(const YamlValue& v) {
   i.skew = v.number("skew", 0.0);
   i.syncWait = v.number("sync_wait", 0.0);
   i.syncWaitBeside = v.number("sync_wait_beside", 0.0);
+  i.handoffWait = v.number("handoff_wait", 0.0);
   if (auto overlap = v.find("overlap")) {
     overlap->requireKeys({"hidden", "slowdown", "chunked", "forward"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
@@ -212,6 +214,7 @@ std::string implementationSection(const Implementation& implementation) {
   if (implementation.syncWaitBeside != 0) {
     section += fmt::format("  sync_wait_beside: {:.4g}\n", implementation.syncWaitBeside);
   }
+  if (implementation.handoffWait != 0) section += fmt::format("  handoff_wait: {:.4g}\n", implementation.handoffWait);
   if (!implementation.wireConversion.isIdentity()) {
     section += fmt::format("  wire_conversion: {{f16: {:.4g}, bf16: {:.4g}}}\n", implementation.wireConversion.f16,
                            implementation.wireConversion.bf16);

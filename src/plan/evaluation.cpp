@@ -413,12 +413,25 @@ class Evaluator {
     for (int st = 0; st < grid_.pipeline; ++st) step = std::max(step, ends[st] + updateSeconds(sums.params[st]));
     pipelineUpdate_ = step - makespan;
     t.bubble = std::max(0.0, makespan - micro_ * sums.busy(slowest));
+    t.pipelineP2P += handoffWaits(forward, backward, makespan);
     slowestStage_ = slowest;
     stageParams_ = sums.params[slowest];
     chooseReducingStage(sums.params);
     stageActivations_ = sums.activations[slowest];
     const int inFlight = s_.schedule == PipelineSchedule::kGPipe ? micro_ : std::min(micro_, grid_.pipeline);
     e_.memory.pipelineInFlight = sums.activations[slowest] * (inFlight - 1);
+  }
+
+  // What the handoffs' waits (hw::Implementation::handoffWait) add to the schedule's makespan:
+  // the schedule played again with each pass waiting that long after its input's pass ends.
+  // lenet, data=2 x pipeline=2 on the 2x2 netns hosts (4 ranks on 2 cores): a micro-batch every
+  // 2.4-3.6 ms where its two stages' passes take 1.4 ms, the step 47 ms measured against 37
+  // predicted without the waits; calibrate's blocking waits there read 1.65 ms.
+  double handoffWaits(const std::vector<double>& forward, const std::vector<double>& backward, double makespan) const {
+    const double wait = cluster_.implementation.handoffWait;
+    if (wait <= 0) return 0;
+    const std::vector<double> ends = pipelineStageEnds(s_.schedule, forward, backward, micro_, wait);
+    return std::max(0.0, *std::max_element(ends.begin(), ends.end()) - makespan);
   }
 
   // Every stage reduces its own gradients over the replicas, all at once after the pass; the

@@ -71,6 +71,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.implementation.skew = 0.0625;
       c.implementation.syncWait = 2.5e-4;
       c.implementation.syncWaitBeside = 1.5e-4;
+      c.implementation.handoffWait = 1.25e-3;
       c.device.weightGradientTraffic = {3, 1.5, 2};
       c.device.forwardWeightTraffic = 2.5;
       c.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0] = 0.03125;
@@ -120,6 +121,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.implementation.skew, c.implementation.skew);
     EXPECT_EQ(back.implementation.syncWait, c.implementation.syncWait);
     EXPECT_EQ(back.implementation.syncWaitBeside, c.implementation.syncWaitBeside);
+    EXPECT_EQ(back.implementation.handoffWait, c.implementation.handoffWait);
     for (int k = 0; k < kMemoryKinds; ++k) {
       EXPECT_EQ(back.device.memoryEfficiency[k][0], c.device.memoryEfficiency[k][0]) << kMemoryKindKeys[k];
       EXPECT_EQ(back.device.memoryEfficiency[k][1], c.device.memoryEfficiency[k][1]) << kMemoryKindKeys[k];
@@ -198,6 +200,8 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
           "odd.yaml: implementation.sync_wait: expected a value in [0, 1], found -0.001");
   refused(base + "implementation:\n  sync_wait_beside: 2\n",
           "odd.yaml: implementation.sync_wait_beside: expected a value in [0, 1], found 2");
+  refused(base + "implementation:\n  handoff_wait: -1e-3\n",
+          "odd.yaml: implementation.handoff_wait: expected a value in [0, 1], found -0.001");
   refused(base + "implementation:\n  overlap: {hidden: 0.5, slowdown: 1.2, chunked: 2}\n",
           "odd.yaml: implementation.overlap.chunked: expected a value in [0, 1], found 2");
   // Without `chunked` (a file from before it was measured) the engine's chunks hide as `hidden`.

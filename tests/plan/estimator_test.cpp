@@ -352,6 +352,27 @@ TEST_F(ThreeLayers, PipelineBubbleIsTheRestOfTheSchedulesMakespan) {
   EXPECT_LT(e.time.bubble, slowest);
 }
 
+// A handoff wait delays each pass that waits for its neighbour's tensor: with waits far longer
+// than the toy passes, the step pays about one per micro-batch (less the passes that run
+// meanwhile), never more than two per step of its schedule; the passes and the bubble stay.
+TEST_F(ThreeLayers, PipelineHandoffWaitsLengthenTheTransfersAlone) {
+  const Strategy s{"pipeline", Grid{.pipeline = 2}, 8, 4};
+  const Estimate quiet = estimate(in, s);
+  cluster.implementation.handoffWait = 1e-3;
+  const Estimate waiting = estimate(in, s);
+  ASSERT_TRUE(quiet.feasible && waiting.feasible) << waiting.infeasibleReason;
+  const double added = waiting.time.pipelineP2P - quiet.time.pipelineP2P;
+  EXPECT_GT(added, 0.9 * 4 * 1e-3);
+  EXPECT_LE(added, 2 * (4 + 1) * 1e-3);
+  EXPECT_NEAR(waiting.time.iteration(), quiet.time.iteration() + added, 1e-12);
+  EXPECT_EQ(waiting.time.forward, quiet.time.forward);
+  EXPECT_EQ(waiting.time.bubble, quiet.time.bubble);
+  // Data parallelism hands nothing over.
+  const double dataWaiting = estimate(in, {"data", Grid{.data = 2}, 8}).time.iteration();
+  cluster.implementation.handoffWait = 0;
+  EXPECT_EQ(estimate(in, {"data", Grid{.data = 2}, 8}).time.iteration(), dataWaiting);
+}
+
 TEST_F(ThreeLayers, LimitsNameWhatBreaks) {
   EXPECT_EQ(limitViolation(in, {"filter", Grid{.filter = 16}, 16}),
             "filter=16 needs 16 devices; cluster 'toy' has 4");

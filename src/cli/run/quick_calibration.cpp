@@ -200,16 +200,19 @@ class SkewSittings {
     progress_.flush();
     sittings_.push_back(calib::timeSkewSitting(world_, deadline_));
   }
-  // Writes skew and sync_wait_beside. sync_wait (no reduction beside) is reported, not written:
-  // it tracks no training run yet. On 2 ranks here it read 0-0.23 ms; on the 2x2 netns hosts
-  // 1.7 ms, which put that matrix at 22.4 % against 12.2 % without it (2026-12-04). The wait
-  // beside the engine's calls is the one training meets: 0.06-0.37 ms here over sixteen
-  // calibrations, where split runs wait ~0.2 ms.
+  // Writes skew, sync_wait_beside and handoff_wait. The quiet wait is written as a pipeline's
+  // handoff wait, not as sync_wait: a stage waits for its neighbour's whole pass, always long
+  // enough to give its core away as these spans' waits do (2x2 netns hosts: 1.65 ms read, lenet
+  // data=2 x pipeline=2 predicted 21 % short without it and 6 % long with it), where a split
+  // layer's ranks mostly meet within the spin (sync_wait at 1.7 ms put that matrix at 22.4 %
+  // against 12.2 % without, 2026-12-04). The wait beside the engine's calls is the one split
+  // training meets: 0.06-0.37 ms here over sixteen calibrations, where split runs wait ~0.2 ms.
   void adopt(QuickResult& r) const {
     if (sittings_.empty()) return;
     r.skew = calib::skewFromSittings(sittings_);
     r.calibrated.implementation.skew = r.skew->skew;
     r.calibrated.implementation.syncWaitBeside = r.skew->syncWaitBeside;
+    r.calibrated.implementation.handoffWait = r.skew->syncWait;
   }
 
  private:
@@ -351,7 +354,8 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
     const calib::SkewMeasurement& k = *r.skew;
     out << fmt::format("skew: after {} / {} / {} of the same compute a blocking allreduce took {} / {} / {} ({} right "
                        "after a barrier): ranks drift apart by {:.1f}% of what they compute; the layer-sized spans "
-                       "wait {} more (not written: implementation.sync_wait is set by hand)\n",
+                       "wait {} more (implementation.handoff_wait, at each pipeline handoff; not written as implementation.sync_wait, "
+                       "set by hand)\n",
                        units::formatSeconds(k.spans.layerCompute), units::formatSeconds(k.spans.shortCompute),
                        units::formatSeconds(k.spans.longCompute), units::formatSeconds(k.spans.layerWait),
                        units::formatSeconds(k.spans.shortWait), units::formatSeconds(k.spans.longWait),
