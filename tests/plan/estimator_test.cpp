@@ -126,6 +126,16 @@ TEST_F(ThreeLayers, SyncWaitIsWaitedOnceAtEachSynchronisation) {
   const Estimate waited = estimate(in, filter);
   EXPECT_NEAR(waited.time.layerCollectives - split.time.layerCollectives, 2 * 1e-3, 1e-12);
   EXPECT_EQ(waited.time.gradientExposed, 0);
+  // Replicated twice, the split layer still synchronises its own two ranks: the same waits
+  // there (the reduction over all four waits sqrt(log2 4) of them).
+  Strategy hybrid{"data+filter", Grid{.data = 2, .filter = 2}, 8};
+  hybrid.comm.overlap = false;
+  cluster.implementation.syncWait = 0;
+  const Estimate hybridQuiet = estimate(in, hybrid);
+  cluster.implementation.syncWait = 1e-3;
+  const Estimate hybridWaited = estimate(in, hybrid);
+  EXPECT_NEAR(hybridWaited.time.layerCollectives - hybridQuiet.time.layerCollectives, 2 * 1e-3, 1e-12);
+  EXPECT_NEAR(hybridWaited.time.gradientExposed - hybridQuiet.time.gradientExposed, std::sqrt(2.0) * 1e-3, 1e-12);
 }
 
 // The wait beside the gradient engine's reductions replaces the quiet one where they are in

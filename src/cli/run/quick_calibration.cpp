@@ -14,10 +14,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include "calib/link_fit.hpp"
 #include "calib/torch/overlap_bench.hpp"
@@ -137,6 +140,7 @@ struct QuickResult {
   std::optional<calib::SkewMeasurement> skew;        // the same
   hw::Cluster calibrated;
   int ranks = 1, hosts = 1;
+  int ranksOnCores = 1, cores = 1;  // the ranks that share this rank's kernel, and its cores
   double seconds = 0;
   std::string dtype;  // whose peak the device fit may raise
 };
@@ -184,6 +188,22 @@ hw::WireConversion measureWireConversion(const comm::Communicator& world, double
   return {.f16 = rates[0], .bf16 = rates[1]};
 }
 
+// How many ranks share this rank's kernel (its boot id; the host name where there is none):
+// network-namespace hosts have names of their own but one machine's cores.
+int ranksSharingKernel(const comm::Communicator& world) {
+  constexpr std::size_t kIdBytes = 64;
+  std::string id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> id;
+  if (id.empty()) id = world.hostName();
+  std::vector<char> mine(kIdBytes, '\0');
+  std::memcpy(mine.data(), id.data(), std::min(id.size(), kIdBytes - 1));
+  std::vector<char> all(kIdBytes * world.size());
+  comm::allgather(world, mine.data(), all.data(), kIdBytes / 8, comm::DataType::kU64);
+  int sharing = 0;
+  for (int r = 0; r < world.size(); ++r) sharing += std::memcmp(all.data() + r * kIdBytes, mine.data(), kIdBytes) == 0;
+  return sharing;
+}
+
 // The ranks' drift, in sittings spread over the calibration (measure() sits three times) and
 // pooled: one sitting's waits swung 2-3x between calibrations minutes apart (sync_wait_beside
 // 116-369 us, skew 2.2-8.9 % over five on 2 ranks here; one 2-rank matrix's runs re-validated at
@@ -200,19 +220,22 @@ class SkewSittings {
     progress_.flush();
     sittings_.push_back(calib::timeSkewSitting(world_, deadline_));
   }
-  // Writes skew, sync_wait_beside and handoff_wait. The quiet wait is written as a pipeline's
-  // handoff wait, not as sync_wait: a stage waits for its neighbour's whole pass, always long
-  // enough to give its core away as these spans' waits do (2x2 netns hosts: 1.65 ms read, lenet
-  // data=2 x pipeline=2 predicted 21 % short without it and 6 % long with it), where a split
-  // layer's ranks mostly meet within the spin (sync_wait at 1.7 ms put that matrix at 22.4 %
-  // against 12.2 % without, 2026-12-04). The wait beside the engine's calls is the one split
-  // training meets: 0.06-0.37 ms here over sixteen calibrations, where split runs wait ~0.2 ms.
+  // Writes skew, sync_wait_beside and, where the kernel's ranks outnumber its cores,
+  // handoff_wait. The quiet wait is written as a pipeline's handoff wait, not as sync_wait: a
+  // stage waits for its neighbour's whole pass and gives its core away, which another rank
+  // then holds for a slice (2x2 netns hosts, 4 ranks on 2 cores: 1.65 ms read, lenet data=2 x
+  // pipeline=2 predicted 21 % short without it, 6 % long with it); with a core each it gets
+  // its core back at once (2 ranks here: 0.01-0.28 ms read, and every small model's pipeline
+  // predicted long already). A split layer's ranks mostly meet within the spin (sync_wait at
+  // 1.7 ms put the netns matrix at 22.4 % against 12.2 % without, 2026-12-04). The wait beside
+  // the engine's calls is the one split training meets: 0.06-0.37 ms here over sixteen
+  // calibrations, where split runs wait ~0.2 ms.
   void adopt(QuickResult& r) const {
     if (sittings_.empty()) return;
     r.skew = calib::skewFromSittings(sittings_);
     r.calibrated.implementation.skew = r.skew->skew;
     r.calibrated.implementation.syncWaitBeside = r.skew->syncWaitBeside;
-    r.calibrated.implementation.handoffWait = r.skew->syncWait;
+    r.calibrated.implementation.handoffWait = r.ranksOnCores > r.cores ? r.skew->syncWait : 0;
   }
 
  private:
@@ -230,6 +253,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   requireLayout(world, r.calibrated, deadline);
   r.ranks = world.size();
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
+  r.ranksOnCores = ranksSharingKernel(world);
+  r.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   SkewSittings skew(world, deadline, progress);
   skew.sit();
   // The device first: the reductions' gamma reads its memory bandwidth.
@@ -354,12 +379,16 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
     const calib::SkewMeasurement& k = *r.skew;
     out << fmt::format("skew: after {} / {} / {} of the same compute a blocking allreduce took {} / {} / {} ({} right "
                        "after a barrier): ranks drift apart by {:.1f}% of what they compute; the layer-sized spans "
-                       "wait {} more (implementation.handoff_wait, at each pipeline handoff; not written as implementation.sync_wait, "
-                       "set by hand)\n",
+                       "wait {} more ({}; not written as implementation.sync_wait, set by hand)\n",
                        units::formatSeconds(k.spans.layerCompute), units::formatSeconds(k.spans.shortCompute),
                        units::formatSeconds(k.spans.longCompute), units::formatSeconds(k.spans.layerWait),
                        units::formatSeconds(k.spans.shortWait), units::formatSeconds(k.spans.longWait),
-                       units::formatSeconds(k.spans.latency), k.skew * 100, units::formatSeconds(k.syncWait));
+                       units::formatSeconds(k.spans.latency), k.skew * 100, units::formatSeconds(k.syncWait),
+                       r.calibrated.implementation.handoffWait > 0
+                           ? fmt::format("implementation.handoff_wait: {} ranks share this machine's {} cores, so a "
+                                         "pipeline stage that waits loses its core", r.ranksOnCores, r.cores)
+                           : fmt::format("not written as implementation.handoff_wait: {} rank(s) on this machine's {} "
+                                         "cores, a pipeline stage that waits keeps its core", r.ranksOnCores, r.cores));
     out << fmt::format("  with the gradient engine's calls in flight beside them, {} spans wait {} each: a synchronisation "
                        "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
                        units::formatSeconds(k.spans.besideCompute), units::formatSeconds(k.spans.besideWait),
@@ -403,6 +432,9 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
     const calib::SkewMeasurement& k = *r.skew;
     skew = {{"skew", k.skew},
             {"sync_wait_s", k.syncWait},
+            {"handoff_wait_s", r.calibrated.implementation.handoffWait},
+            {"ranks_sharing_cores", r.ranksOnCores},
+            {"cores", r.cores},
             {"compute_s", k.compute},
             {"wait_s", k.wait},
             {"latency_s", k.spans.latency},
