@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "comm/collectives.hpp"
 #include "core/error.hpp"
@@ -20,10 +21,18 @@ Hierarchy Hierarchy::fromColors(const Communicator& comm, int color, int localRa
   return h;
 }
 
-Hierarchy Hierarchy::fromHosts(const Communicator& comm) {
+Hierarchy Hierarchy::fromHosts(const Communicator& comm) { return fromNames(comm, comm.hostName()); }
+
+Hierarchy Hierarchy::fromMachines(const Communicator& comm) {
+  std::string bootId;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> bootId;
+  return fromNames(comm, bootId.empty() ? comm.hostName() : bootId);
+}
+
+// Ranks that give the same name (its first 63 characters) form a group.
+Hierarchy Hierarchy::fromNames(const Communicator& comm, const std::string& name) {
   constexpr std::size_t kNameBytes = 64;
   std::vector<char> mine(kNameBytes, '\0');
-  const std::string name = comm.hostName();
   std::memcpy(mine.data(), name.data(), std::min(name.size(), kNameBytes - 1));
   std::vector<char> all(kNameBytes * comm.size());
   allgather(comm, mine.data(), all.data(), kNameBytes / 8, DataType::kU64);

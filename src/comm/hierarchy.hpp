@@ -13,6 +13,9 @@ class Hierarchy {
  public:
   // Groups ranks by the host they run on (the transport's host name).
   static Hierarchy fromHosts(const Communicator& comm);
+  // Groups ranks by the machine they run on (its kernel's boot id; the host name where there
+  // is none): network-namespace hosts, named apart, share one machine's cores.
+  static Hierarchy fromMachines(const Communicator& comm);
   // Groups consecutive ranks, `ranksPerGroup` at a time (an explicit grouping).
   static Hierarchy fromGroups(const Communicator& comm, int ranksPerGroup);
 
@@ -25,6 +28,7 @@ class Hierarchy {
 
  private:
   static Hierarchy fromColors(const Communicator& comm, int color, int localRank);
+  static Hierarchy fromNames(const Communicator& comm, const std::string& name);
   Communicator local_;
   Communicator cross_;
   bool uniform_ = true;

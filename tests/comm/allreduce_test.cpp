@@ -97,6 +97,14 @@ TEST(Hierarchy, FindsTheHostsTheRanksRunOn) {
   EXPECT_TRUE(hosts.uniform());
 }
 
+// Every test job runs on this one machine, the netns hosts' too (two host names, one kernel).
+TEST(Hierarchy, FindsOneMachineUnderEveryHost) {
+  const Communicator comm = freshComm();
+  const Hierarchy machines = Hierarchy::fromMachines(comm);
+  EXPECT_EQ(machines.groups(), 1);
+  EXPECT_EQ(machines.localSize(), comm.size());
+}
+
 TEST(Allreduce, HierarchicalRejectsUnevenHosts) {
   const Communicator comm = freshComm();
   if (comm.size() != 3) GTEST_SKIP() << "needs 3 ranks to group unevenly";

@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -188,22 +186,6 @@ hw::WireConversion measureWireConversion(const comm::Communicator& world, double
   return {.f16 = rates[0], .bf16 = rates[1]};
 }
 
-// How many ranks share this rank's kernel (its boot id; the host name where there is none):
-// network-namespace hosts have names of their own but one machine's cores.
-int ranksSharingKernel(const comm::Communicator& world) {
-  constexpr std::size_t kIdBytes = 64;
-  std::string id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> id;
-  if (id.empty()) id = world.hostName();
-  std::vector<char> mine(kIdBytes, '\0');
-  std::memcpy(mine.data(), id.data(), std::min(id.size(), kIdBytes - 1));
-  std::vector<char> all(kIdBytes * world.size());
-  comm::allgather(world, mine.data(), all.data(), kIdBytes / 8, comm::DataType::kU64);
-  int sharing = 0;
-  for (int r = 0; r < world.size(); ++r) sharing += std::memcmp(all.data() + r * kIdBytes, mine.data(), kIdBytes) == 0;
-  return sharing;
-}
-
 // The ranks' drift, in sittings spread over the calibration (measure() sits three times) and
 // pooled: one sitting's waits swung 2-3x between calibrations minutes apart (sync_wait_beside
 // 116-369 us, skew 2.2-8.9 % over five on 2 ranks here; one 2-rank matrix's runs re-validated at
@@ -253,7 +235,7 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   requireLayout(world, r.calibrated, deadline);
   r.ranks = world.size();
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
-  r.ranksOnCores = ranksSharingKernel(world);
+  r.ranksOnCores = comm::Hierarchy::fromMachines(world).localSize();
   r.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   SkewSittings skew(world, deadline, progress);
   skew.sit();
