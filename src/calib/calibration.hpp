@@ -24,8 +24,11 @@ struct RunMachine {
   int coresPerHost = 0;
   double speedProbe = 0;  // seconds of calib::kSpeedProbe while it ran (0: not recorded)
   // How much slower than the device's speed probe says it ran (0: one of them not measured).
+  // Its ranks on a host ran the probe at once: the device's probe is rescaled to that many
+  // (hw::CoreSharing; a 1-rank run's probe ran alone).
   double slowdownAgainst(const hw::Device& device) const {
-    return speedProbe > 0 && device.speedProbe > 0 ? speedProbe / device.speedProbe : 0;
+    if (!(speedProbe > 0 && device.speedProbe > 0)) return 0;
+    return speedProbe / (device.speedProbe * (ranksPerHost > 0 ? device.sharing.factor(ranksPerHost) : 1.0));
   }
 };
 

@@ -60,7 +60,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
               {"one_sample", c.device.weightGradientTraffic.oneSample}}},
             {"forward_weight_traffic", c.device.forwardWeightTraffic},
             {"native_column_traffic", c.device.nativeColumnTraffic},
-            {"speed_probe_s", c.device.speedProbe}}},
+            {"speed_probe_s", c.device.speedProbe},
+            {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
           {"total_devices", c.totalDevices()},
@@ -130,6 +131,11 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
   }
   if (c.device.speedProbe > 0) {
     out << fmt::format("  speed probe: {:.2f} ms when measured (validate compares each run's)\n", c.device.speedProbe * 1e3);
+  }
+  if (!c.device.sharing.isIdentity()) {
+    out << fmt::format("  measured with {} ranks a node computing at once; a rank alone computes {:.2f}x as fast (fewer "
+                       "ranks a node: between the two)\n",
+                       c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
   }
 }
 

@@ -76,6 +76,13 @@ int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
   return static_cast<int>(levels.size()) - 1;
 }
 
+double CoreSharing::factor(std::int64_t running) const {
+  if (isIdentity()) return 1;
+  const double alone = 1 / aloneSpeedup;
+  const double share = static_cast<double>(std::clamp<std::int64_t>(running, 1, ranks) - 1) / static_cast<double>(ranks - 1);
+  return alone + (1 - alone) * share;
+}
+
 Device Device::slowedBy(double factor) const {
   Device d = *this;
   for (auto& [dtype, peak] : d.peakFlops) peak /= factor;
@@ -176,6 +183,8 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.forwardWeightTraffic, 0, 64, "device.forward_weight_traffic");
   c.within(device.nativeColumnTraffic, 0, 64, "device.native_column_traffic");
   c.within(device.speedProbe, 0, Device::kMaxSpeedProbe, "device.speed_probe");
+  c.within(static_cast<double>(device.sharing.ranks), 1, 1e6, "device.sharing.ranks");
+  c.within(device.sharing.aloneSpeedup, 1, 64, "device.sharing.alone_speedup");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
     c.curve(points, key, "flops", 1e30, "efficiency", 1e-6, 1);
   };

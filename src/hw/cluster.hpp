@@ -116,6 +116,21 @@ struct WeightGradientTraffic {
   bool once() const { return perPass == 1 && perSample == 0 && oneSample < 0; }
 };
 
+// How the device's figures depend on how many ranks of a node compute at once (CPU "devices"
+// share the node's cores, caches and memory bandwidth): they were measured with `ranks` of a
+// node computing at once, and one rank alone ran a pass `aloneSpeedup` times faster than each
+// of them (calibrate --quick and bench compute time the speed probe both ways). A job that
+// runs fewer ranks on a node computes faster: per rank, a pass takes 1/aloneSpeedup of the
+// figures alone, growing linearly to the figures at `ranks`; beyond `ranks` the figures say
+// nothing, so they stand. {1, 1}: measured alone, or with a device per rank (GPUs).
+struct CoreSharing {
+  std::int64_t ranks = 1;
+  double aloneSpeedup = 1;
+  // How much longer than the figures a pass takes with `running` ranks of a node at once.
+  double factor(std::int64_t running) const;
+  bool isIdentity() const { return ranks <= 1 || aloneSpeedup == 1; }
+};
+
 struct Device {
   std::string name;
   std::map<std::string, double> peakFlops;  // FLOP/s per data type: fp32, tf32, fp16, bf16, ...
@@ -169,6 +184,7 @@ struct Device {
   // that records its own (train does) ran on a slower or faster machine by their ratio.
   double speedProbe = 0;
   static constexpr double kMaxSpeedProbe = 60;  // seconds: a figure beyond it is not a probe's
+  CoreSharing sharing;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
   // The same for the backward passes (gradients of data and of weights), by the FLOPs of one

@@ -40,7 +40,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
                  "weight_gradient_traffic", "forward_weight_traffic", "native_column_traffic", "receives_by_copy",
-                 "speed_probe"});
+                 "speed_probe", "sharing"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -66,6 +66,11 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.nativeColumnTraffic = v.number("native_column_traffic", 0.0);
   d.receivesByCopy = v.boolean("receives_by_copy", false);
   if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
+  if (auto sharing = v.find("sharing")) {
+    if (!sharing->isMap()) sharing->fail("expected a mapping {ranks: N, alone_speedup: X}");
+    sharing->requireKeys({"ranks", "alone_speedup"});
+    d.sharing = {sharing->integer("ranks", 1, 1), sharing->number("alone_speedup", 1.0)};
+  }
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
   if (auto curve = v.find("backward_efficiency")) d.backwardEfficiency = readCurve(*curve);
   if (auto curve = v.find("memory_bandwidth_curve")) d.bandwidthCurve = readCurve(*curve);
@@ -256,6 +261,9 @@ std::string clusterYaml(const Cluster& c) {
   }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
   if (c.device.speedProbe > 0) y += fmt::format("  speed_probe: {:.6g}\n", c.device.speedProbe);
+  if (!c.device.sharing.isIdentity()) {
+    y += fmt::format("  sharing: {{ranks: {}, alone_speedup: {:.6g}}}\n", c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
+  }
   auto writeCurve = [&](const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
     if (curve.empty()) return;
     y += fmt::format("{}{}:", indent, key);

@@ -141,7 +141,8 @@ class Evaluator {
       : in_(in), model_(*in.model), cluster_(*in.cluster), profiles_(profiles), a_(arrays), s_(s), grid_(s.grid),
         k_(k), micro_(grid_.pipeline > 1 ? std::max(1, s.microBatches) : 1),
         samples_(static_cast<double>(s.globalBatch) / grid_.data / micro_),
-        rates_(cluster_.device, cluster_.device.peak(in.dtype)), groups_(cluster_, grid_, k) {}
+        rates_(cluster_.device, cluster_.device.peak(in.dtype)), groups_(cluster_, grid_, k),
+        sharing_(cluster_.device.sharing.factor(std::min<std::int64_t>(cluster_.devicesPerNode, grid_.total()))) {}
 
   Evaluation run() {
     a_.reset(model_.size());
@@ -169,7 +170,7 @@ class Evaluator {
     share.samples = samples_;
     const cost::LayerTimes lt = cost::layerTimes(rates_, profiles_[i], share, model_.bytesPerElement(), logs_);
     const hw::Implementation& impl = cluster_.implementation;
-    double slower = sp.spatial || sp.channelSplit || sp.channelParallel ? 1 : impl.compute;
+    double slower = sharing_ * (sp.spatial || sp.channelSplit || sp.channelParallel ? 1 : impl.compute);
     if (sp.spatial) slower *= impl.spatialCompute;
     if (sp.channelSplit) slower *= impl.filterCompute;
     if (sp.channelParallel) slower *= impl.channelCompute;
@@ -492,7 +493,7 @@ class Evaluator {
   double updateSeconds(double params) const {
     const double weightBytes = params * 4;
     const double optimizerBytes = weightBytes * in_.optimizerStatesPerWeight;
-    return (3 * weightBytes + 2 * optimizerBytes) / cluster_.device.memoryBandwidth + cluster_.device.callOverhead;
+    return sharing_ * ((3 * weightBytes + 2 * optimizerBytes) / cluster_.device.memoryBandwidth + cluster_.device.callOverhead);
   }
   void update() { e_.time.update = pipelineUpdate_ >= 0 ? pipelineUpdate_ : updateSeconds(stageParams_); }
 
@@ -621,6 +622,9 @@ class Evaluator {
   cost::LogMemo logs_;
   const cost::DeviceRates rates_;
   const PlacedGroups groups_;
+  // How much longer than the device's figures a pass takes with this job's ranks of a node
+  // computing at once (hw::CoreSharing; nodes fill in rank order).
+  const double sharing_;
   Evaluation e_;
   double localParams_ = 0;
   double activations_ = 0;

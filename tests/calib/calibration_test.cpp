@@ -281,5 +281,24 @@ TEST(ClusterText, BadFactorsNameTheKey) {
   EXPECT_THROW(hw::loadClusterText(hw::clusterText("abci") + "implementation: {speed: 2}\n", "x.yaml"), ConfigError);
 }
 
+// A run's speed probe ran on its host's ranks at once: against a device measured with 2 ranks
+// a node at once, one rank alone 1.25x as fast, a 1-rank run's probe is held to the alone
+// figure, a 2-rank run's to the device's, and a report that does not say its ranks to the device's.
+TEST(RunMachine, SlowdownHoldsTheProbeToItsRanksAtOnce) {
+  hw::Device device;
+  device.speedProbe = 0.010;
+  device.sharing = {2, 1.25};
+  calib::RunMachine run;
+  run.speedProbe = 0.008;
+  run.ranksPerHost = 1;
+  EXPECT_DOUBLE_EQ(run.slowdownAgainst(device), 1.0);
+  run.ranksPerHost = 2;
+  EXPECT_DOUBLE_EQ(run.slowdownAgainst(device), 0.8);
+  run.ranksPerHost = 0;
+  EXPECT_DOUBLE_EQ(run.slowdownAgainst(device), 0.8);
+  device.speedProbe = 0;
+  EXPECT_EQ(run.slowdownAgainst(device), 0);
+}
+
 }  // namespace
 }  // namespace paraxis::plan

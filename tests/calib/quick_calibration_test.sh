@@ -50,6 +50,17 @@ if not (0 < o.get("tail_alone_s", 0) and 0 < o.get("tail_compute_s", 0) <= o.get
 elif not 0 < o.get("forward", 0) <= 1: problems.append(f"forward rate {o.get('forward')}")
 elif re.search(r"overlap: \{[^}]*forward:", open(sys.argv[2]).read()): problems.append("overlap.forward written")
 if d["ranks"] != 2: problems.append(f"ranks {d['ranks']}")
+# The node's sharing: both ranks on the one node, the ratio of the probe's medians floored at
+# 1, written (device.sharing) exactly when above 1.
+sh = d.get("sharing") or {}
+at_once, alone_probe = sh.get("probe_at_once_s", 0), sh.get("probe_alone_s", 0)
+if not (sh.get("ranks") == 2 and 0 < at_once and 0 < alone_probe and 0.5 < at_once / alone_probe < 4):
+    problems.append(f"sharing {sh}")
+elif abs(sh.get("alone_speedup", 0) - max(1.0, at_once / alone_probe)) > 1e-9: problems.append(f"alone speedup {sh}")
+else:
+    written = re.search(r"^  sharing: \{ranks: 2, alone_speedup: (\S+)\}$", open(sys.argv[2]).read(), re.M)
+    if (written is None) != (sh["alone_speedup"] == 1) or (written and abs(float(written.group(1)) / sh["alone_speedup"] - 1) > 1e-5):
+        problems.append(f"sharing written as {written and written.group(0)}, measured {sh}")
 k = d["skew"] or {}
 if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get("compute_s", 0)): problems.append(f"skew {k}")
 # The long spans compute 4x the short ones; the fixed wait and the slope reproduce the short wait.

@@ -273,6 +273,32 @@ TEST(ClusterYaml, SpeedProbeRoundTripsAndIsChecked) {
   }
 }
 
+TEST(ClusterYaml, CoreSharingRoundTripsAndIsChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  EXPECT_EQ(base.find("sharing"), std::string::npos);  // presets: a device per rank
+  std::string text = base;
+  text.insert(text.find("devices_per_node:"), "  sharing: {ranks: 2, alone_speedup: 1.25}\n");
+  const Cluster c = loadClusterText(text, "shared");
+  EXPECT_EQ(c.device.sharing.ranks, 2);
+  EXPECT_DOUBLE_EQ(c.device.sharing.aloneSpeedup, 1.25);
+  const Cluster again = loadClusterText(clusterYaml(c), "again");
+  EXPECT_EQ(again.device.sharing.ranks, 2);
+  EXPECT_DOUBLE_EQ(again.device.sharing.aloneSpeedup, 1.25);
+  const auto refused = [&](const std::string& entry, const std::string& expected) {
+    std::string bad = base;
+    bad.insert(bad.find("devices_per_node:"), "  sharing: " + entry + "\n");
+    try {
+      loadClusterText(bad, "bad.yaml");
+      ADD_FAILURE() << entry;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused("{ranks: 2, alone_speedup: 0.9}", "bad.yaml: device.sharing.alone_speedup: expected a value in [1, 64], found 0.9");
+  refused("{ranks: 0, alone_speedup: 2}", "ranks");
+  refused("{ranks: 2, alone: 2}", "alone");
+}
+
 // A device twice as slow takes twice as long for every pass: compute-bound, memory-bound and
 // the per-call overhead alike.
 TEST(Device, SlowedByScalesEveryRateAndTheOverhead) {

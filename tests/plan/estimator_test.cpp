@@ -383,6 +383,33 @@ TEST_F(ThreeLayers, PipelineHandoffWaitsLengthenTheTransfersAlone) {
   EXPECT_EQ(estimate(in, {"data", Grid{.data = 2}, 8}).time.iteration(), dataWaiting);
 }
 
+// Device figures measured with 2 ranks of a node computing at once, one rank alone 1.6x
+// faster: a 1-rank job computes (and updates) at the alone rate, a job filling the node's 2
+// ranks at the figures, a 4-rank job on 2 nodes too; what crosses the wires is unchanged.
+TEST_F(ThreeLayers, RanksComputingAloneRunAtTheAloneRate) {
+  const Strategy one{"data", Grid{}, 8};
+  const Strategy two{"data", Grid{.data = 2}, 8};
+  const Strategy four{"data", Grid{.data = 4}, 8};
+  const Estimate before[3] = {estimate(in, one), estimate(in, two), estimate(in, four)};
+  cluster.device.sharing = {2, 1.6};
+  const Estimate after[3] = {estimate(in, one), estimate(in, two), estimate(in, four)};
+  EXPECT_NEAR(after[0].time.forward, before[0].time.forward / 1.6, 1e-15);
+  EXPECT_NEAR(after[0].time.backwardWeight, before[0].time.backwardWeight / 1.6, 1e-15);
+  EXPECT_NEAR(after[0].time.update, before[0].time.update / 1.6, 1e-15);
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(after[i].time.forward, before[i].time.forward);
+    EXPECT_EQ(after[i].time.iteration(), before[i].time.iteration());
+    EXPECT_EQ(after[i].time.gradientAllreduce, before[i].time.gradientAllreduce);
+  }
+  // Linear between: 2 of 3 ranks at once take half way from the alone rate to the figures.
+  const hw::CoreSharing three{3, 2};
+  EXPECT_DOUBLE_EQ(three.factor(1), 0.5);
+  EXPECT_DOUBLE_EQ(three.factor(2), 0.75);
+  EXPECT_DOUBLE_EQ(three.factor(3), 1);
+  EXPECT_DOUBLE_EQ(three.factor(8), 1);
+  EXPECT_DOUBLE_EQ(hw::CoreSharing{}.factor(1), 1);
+}
+
 TEST_F(ThreeLayers, LimitsNameWhatBreaks) {
   EXPECT_EQ(limitViolation(in, {"filter", Grid{.filter = 16}, 16}),
             "filter=16 needs 16 devices; cluster 'toy' has 4");

@@ -228,13 +228,19 @@ void run(Options& o, const CLI::App& command, Context& context) {
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
   std::ostream& out = comm.rank() == 0 && !o.json ? context.out : quiet;
-  const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, deadline, out);
+  const std::int64_t ranksPerNode = std::min<std::int64_t>(cluster.devicesPerNode, comm.size());
+  const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, ranksPerNode, deadline, out);
   if (comm.rank() != 0) return;
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
   const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, o.dtype);
-  if (o.json) return printJson(fitJson(rows, cluster.name, m.fitted, m.fit, o.out), context);
+  if (o.json) {
+    nlohmann::json j = fitJson(rows, cluster.name, m.fitted, m.fit, o.out);
+    j["sharing"] = sharingJson(m);
+    return printJson(j, context);
+  }
   if (o.perCall) printCalls(m.timed, m.fitted, m.fitted.peak(o.dtype), out);
   printFit(rows, cluster.name, cluster.device, peak, m.fitted, m.fit, out);
+  out << sharingText(m) << '\n';
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <ostream>
+#include <thread>
 
 #include "calib/torch/compute_bench.hpp"
 #include "cli/model_source.hpp"
@@ -54,10 +57,40 @@ std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, s
   return calls;
 }
 
+// The speed probe with every rank at once against rank 0 alone (the others asleep in a
+// barrier: a blocking wait gives its core away within 2 ms), in pairs back to back, for the
+// machine's speed drifts over seconds; each figure the median over the pairs. On this 2-core
+// VM, 2 ranks: 1.00-1.05x (small-cnn and resnet18@64 at batch 16 timed alone and at once: 0-5 %
+// apart); 4 ranks on its cores (the netns hosts): about 2x.
+void measureSharing(const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
+                    DeviceMeasurement& m, std::ostream& progress) {
+  constexpr int kPairs = 5;
+  progress << fmt::format("timing the speed probe with {} ranks at once and with one alone ({} pairs) ...\n",
+                          comm.size(), kPairs);
+  progress.flush();
+  const auto barrier = [&] { comm::barrier(comm, deadline); };
+  std::vector<double> atOnce, alone;
+  for (int pair = 0; pair < kPairs; ++pair) {
+    const auto start = std::chrono::steady_clock::now();
+    atOnce.push_back(meanOverRanks(comm, calib::speedProbeSeconds(barrier), deadline));
+    const auto took = std::chrono::steady_clock::now() - start;
+    // The others sleep through rank 0's probe: a wait that polls wakes thousands of times a
+    // second, and on this VM that slowed the rank alone by 10-15 % (8.1 ms against 7.1 at once).
+    if (comm.rank() != 0) std::this_thread::sleep_for(2 * took);
+    const double mine = comm.rank() == 0 ? calib::speedProbeSeconds() : 0;
+    alone.push_back(meanOverRanks(comm, mine, deadline) * comm.size());
+  }
+  m.probeAtOnce = median(atOnce);
+  m.probeAlone = median(alone);
+  // Alone is never slower than beside others: a ratio below 1 is the drift's.
+  m.fitted.sharing = {ranksPerNode, std::max(1.0, m.probeAtOnce / m.probeAlone)};
+}
+
 }  // namespace
 
 DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
-                                const comm::Communicator& comm, double deadline, std::ostream& progress) {
+                                const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
+                                std::ostream& progress) {
   DeviceMeasurement m;
   // Before and after the layers, as train takes it before and after training: the speed of the
   // machine while the layers were timed (one figure taken after them alone moved 6.2-8.4 ms
@@ -119,6 +152,8 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
     m.fitted.kernels[k] = fit;
     m.fitted.kernels[k].backward = std::move(backward);
   }
+  m.fitted.sharing = {};
+  if (!bench.device.cuda() && ranksPerNode > 1) measureSharing(comm, ranksPerNode, deadline, m, progress);
   m.fitted.prepare();
   return m;
 }
@@ -155,6 +190,19 @@ std::string halfRateRowsText(const hw::Device& device) {
     }
   }
   return text;
+}
+
+std::string sharingText(const DeviceMeasurement& m) {
+  const hw::CoreSharing& s = m.fitted.sharing;
+  if (m.probeAlone <= 0) return "sharing: not measured (one rank a node, or a GPU each): the figures are a rank's alone";
+  return fmt::format("sharing: one rank alone ran the speed probe in {:.2f} ms, each with {} ranks a node at once {:.2f} ms: a rank "
+                     "alone computes {:.2f}x as fast (device.sharing; a job with fewer ranks a node is predicted so)",
+                     m.probeAlone * 1e3, s.ranks, m.probeAtOnce * 1e3, s.aloneSpeedup);
+}
+
+nlohmann::json sharingJson(const DeviceMeasurement& m) {
+  return {{"ranks", m.fitted.sharing.ranks}, {"alone_speedup", m.fitted.sharing.aloneSpeedup},
+          {"probe_at_once_s", m.probeAtOnce}, {"probe_alone_s", m.probeAlone}};
 }
 
 std::string speedProbeText(const hw::Device& device) {

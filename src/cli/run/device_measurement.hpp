@@ -3,6 +3,7 @@
 // fitting a device to them: shared by `bench compute` and `calibrate --quick`.
 #include <cstdint>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,13 +35,19 @@ using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedC
 struct DeviceMeasurement {
   TimedModels timed;     // per model, its layer calls
   calib::DeviceFit fit;
-  hw::Device fitted;     // `base` with what the calls pinned replaced
+  hw::Device fitted;     // `base` with what the calls pinned replaced (its sharing measured)
+  // The speed probe's seconds with the node's ranks at once (their mean) and with rank 0
+  // alone, the medians of the pairs that gave fitted.sharing (0: not measured).
+  double probeAtOnce = 0, probeAlone = 0;
 };
 
 // Collective over `comm`: every rank times the same passes at once (lined up by a barrier with
-// `deadline`); each fits its own timings. Progress lines go to `progress`.
+// `deadline`); each fits its own timings. `ranksPerNode`: how many of them share a node's
+// cores (the cluster's devices per node, at most the job), for the device's sharing. Progress
+// lines go to `progress`.
 DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
-                                const comm::Communicator& comm, double deadline, std::ostream& progress);
+                                const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
+                                std::ostream& progress);
 
 // Collective: every rank's `value`, averaged.
 double meanOverRanks(const comm::Communicator& comm, double value, double deadline);
@@ -54,5 +61,10 @@ std::string halfRateRowsText(const hw::Device& device);
 std::string weightTrafficText(const hw::Device& device);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
+// "one rank alone ran the speed probe in 5.71 ms, each of 2 at once in 5.90 ms: 1.03x", or why
+// it was not measured.
+std::string sharingText(const DeviceMeasurement& m);
+// {"ranks", "alone_speedup", "probe_at_once_s", "probe_alone_s"} (docs/json-output.md).
+nlohmann::json sharingJson(const DeviceMeasurement& m);
 
 }  // namespace paraxis::cli

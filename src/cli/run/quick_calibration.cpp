@@ -245,7 +245,9 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   bench.rounds = 3;
   bench.repeats = 3;
   bench.dtype = r.dtype = o.dtype;
-  r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, deadline, progress);
+  const std::int64_t ranksPerNode = std::min<std::int64_t>(r.calibrated.devicesPerNode, world.size());
+  r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, ranksPerNode, deadline,
+                           progress);
   r.calibrated.device = r.device.fitted;
   skew.sit();
   progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
@@ -337,6 +339,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   out << '\n' << weightTrafficText(d);
   out << '\n' << speedProbeText(d);
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
+  out << sharingText(r.device) << '\n';
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
                      comm::convertPathName(comm::activeConvertPath()), units::formatRate(w.f16), units::formatRate(w.bf16));
@@ -434,6 +437,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
           {"efficiency", efficiency}, {"speed_probe_s", r.calibrated.device.speedProbe},
+          {"sharing", sharingJson(r.device)},
           {"wire_conversion_bytes_per_s",
            {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
           {"wrote", written}};
