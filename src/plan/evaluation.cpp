@@ -462,8 +462,10 @@ class Evaluator {
   // compute terms; its idle time, waiting for the others and for transfers, is the bubble.
   // Each device reduces its own units' gradients over the replicas, as a pipeline stage does.
   void placedTotals() {
+    // A device waiting for another's tensor gives its core away as a pipeline stage does
+    // (hw::Implementation::handoffWait): each transfer between devices takes that much longer.
     const auto transfer = [this](double bytes) {
-      return cost::pointToPointOn(cluster_, grid_.stridePlace(), bytes, k_).seconds;
+      return cost::pointToPointOn(cluster_, grid_.stridePlace(), bytes, k_).seconds + cluster_.implementation.handoffWait;
     };
     OpGraph g = layerGraph(model_, a_.forward, a_.backward, samples_, transfer, in_.optimizerStatesPerWeight);
     g.receiverCopies = cluster_.device.receivesByCopy;

@@ -135,7 +135,8 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
     backward.push_back(t.backwardData + t.backwardWeight);
   }
   const auto transfer = [&cluster](double bytes) {
-    return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds;
+    return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds +
+           cluster.implementation.handoffWait;
   };
   OpGraph g = layerGraph(model, forward, backward, samples, transfer, optimizerStatesPerWeight);
   g.receiverCopies = cluster.device.receivesByCopy;

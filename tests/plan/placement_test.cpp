@@ -210,6 +210,29 @@ TEST(PlacementStrategy, TheReplicaTakesTheListSchedulesMakespan) {
             data.time.forward + data.time.backwardData + data.time.backwardWeight);
 }
 
+// A device that waits for another's tensor waits as a pipeline stage does: with a handoff wait
+// every transfer between devices takes that much longer, in the graph `paraxis place` schedules
+// and in the strategy's makespan alike.
+TEST(PlacementStrategy, HandoffWaitsLengthenTheTransfersBetweenDevices) {
+  const graph::Model model = twoBranches();
+  hw::Cluster cluster = testing::toyCluster();
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  const Strategy s{"data+placement", parseGrid("data=2xplace=2"), 128};
+  const Estimate quiet = estimate(in, s, false);
+  const double quietEdge = trainingGraph(model, cluster, 64).edges.front().seconds;
+  cluster.implementation.handoffWait = 1e-3;
+  const Estimate waiting = estimate(in, s, false);
+  const OpGraph g = trainingGraph(model, cluster, 64);
+  EXPECT_DOUBLE_EQ(g.edges.front().seconds, quietEdge + 1e-3);
+  const TimeBreakdown& t = waiting.time;
+  EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble, listSchedule(g, {.devices = 2}).makespan,
+              1e-9 * t.iteration());
+  // Waits that outweigh the branches' overlap leave the list schedule on one device: a longer step.
+  const TimeBreakdown& q = quiet.time;
+  EXPECT_GT(t.forward + t.backwardData + t.backwardWeight + t.bubble,
+            q.forward + q.backwardData + q.backwardWeight + q.bubble);
+}
+
 TEST(PlacementStrategy, APlacementGoesWithTheDataAxisOnly) {
   const graph::Model model = twoBranches();
   const hw::Cluster cluster = testing::toyCluster();
