@@ -357,6 +357,9 @@ struct Cluster {
   Implementation implementation;
 
   std::int64_t totalDevices() const { return devicesPerNode * nodes; }
+  // The ranks of a job of `ranks` on its first node (nodes fill in rank order): those that
+  // share its cores (Device::sharing).
+  std::int64_t ranksOnANode(std::int64_t ranks) const { return std::min(devicesPerNode, ranks); }
   // Index into `levels` of the innermost level that holds both ranks (a != b).
   int levelBetween(std::int64_t a, std::int64_t b) const;
   // Level `level`'s alpha and beta (one link) as `path` sees them: the implementation's

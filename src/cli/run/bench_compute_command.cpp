@@ -228,8 +228,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
   std::ostream& out = comm.rank() == 0 && !o.json ? context.out : quiet;
-  const std::int64_t ranksPerNode = std::min<std::int64_t>(cluster.devicesPerNode, comm.size());
-  const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, ranksPerNode, deadline, out);
+  const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, cluster.ranksOnANode(comm.size()), deadline, out);
   if (comm.rank() != 0) return;
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
   const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, o.dtype);

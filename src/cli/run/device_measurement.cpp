@@ -60,8 +60,8 @@ std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, s
 // The speed probe with every rank at once against rank 0 alone (the others asleep in a
 // barrier: a blocking wait gives its core away within 2 ms), in pairs back to back, for the
 // machine's speed drifts over seconds; each figure the median over the pairs. On this 2-core
-// VM, 2 ranks: 1.00-1.05x (small-cnn and resnet18@64 at batch 16 timed alone and at once: 0-5 %
-// apart); 4 ranks on its cores (the netns hosts): about 2x.
+// VM, 2 ranks: 1.00-1.22x over five readings minutes apart; 4 ranks on its cores (the netns
+// hosts): 2.04x.
 void measureSharing(const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
                     DeviceMeasurement& m, std::ostream& progress) {
   constexpr int kPairs = 5;
@@ -77,8 +77,9 @@ void measureSharing(const comm::Communicator& comm, std::int64_t ranksPerNode, d
     // The others sleep through rank 0's probe: a wait that polls wakes thousands of times a
     // second, and on this VM that slowed the rank alone by 10-15 % (8.1 ms against 7.1 at once).
     if (comm.rank() != 0) std::this_thread::sleep_for(2 * took);
-    const double mine = comm.rank() == 0 ? calib::speedProbeSeconds() : 0;
-    alone.push_back(meanOverRanks(comm, mine, deadline) * comm.size());
+    double mine = comm.rank() == 0 ? calib::speedProbeSeconds() : 0;
+    comm::broadcast(comm, &mine, 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
+    alone.push_back(mine);
   }
   m.probeAtOnce = median(atOnce);
   m.probeAlone = median(alone);

@@ -61,8 +61,8 @@ std::string halfRateRowsText(const hw::Device& device);
 std::string weightTrafficText(const hw::Device& device);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
-// "one rank alone ran the speed probe in 5.71 ms, each of 2 at once in 5.90 ms: 1.03x", or why
-// it was not measured.
+// "sharing: one rank alone ran the speed probe in 6.18 ms, each with 2 ranks a node at once
+// 7.11 ms: a rank alone computes 1.15x as fast (...)", or why it was not measured.
 std::string sharingText(const DeviceMeasurement& m);
 // {"ranks", "alone_speedup", "probe_at_once_s", "probe_alone_s"} (docs/json-output.md).
 nlohmann::json sharingJson(const DeviceMeasurement& m);

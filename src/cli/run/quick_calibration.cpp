@@ -245,9 +245,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   bench.rounds = 3;
   bench.repeats = 3;
   bench.dtype = r.dtype = o.dtype;
-  const std::int64_t ranksPerNode = std::min<std::int64_t>(r.calibrated.devicesPerNode, world.size());
-  r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world, ranksPerNode, deadline,
-                           progress);
+  r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world,
+                           r.calibrated.ranksOnANode(world.size()), deadline, progress);
   r.calibrated.device = r.device.fitted;
   skew.sit();
   progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
