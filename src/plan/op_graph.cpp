@@ -121,8 +121,9 @@ OpGraph layerGraph(const graph::Model& model, const std::vector<double>& forward
   return g;
 }
 
-OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples,
+OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples, std::int64_t ranks,
                       double optimizerStatesPerWeight) {
+  const double sharing = cluster.device.sharing.factor(cluster.ranksOnANode(ranks));
   const cost::DeviceRates rates(cluster.device, cluster.device.peak("fp32"));
   cost::LogMemo logs;
   cost::LocalShare share;
@@ -131,8 +132,8 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
   std::vector<double> forward, backward;
   for (int i = 0; i < model.size(); ++i) {
     const cost::LayerTimes t = cost::layerTimes(rates, profiles[i], share, model.bytesPerElement(), logs);
-    forward.push_back(t.forward);
-    backward.push_back(t.backwardData + t.backwardWeight);
+    forward.push_back(sharing * t.forward);
+    backward.push_back(sharing * (t.backwardData + t.backwardWeight));
   }
   const auto transfer = [&cluster](double bytes) {
     return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds +

@@ -157,7 +157,7 @@ graph::Model twoBranches() {
 TEST(Placement, ATrainingGraphKeepsEachUnitsPassesTogetherAndPlacesBranchesApart) {
   const graph::Model model = twoBranches();
   const hw::Cluster cluster = testing::toyCluster();
-  const OpGraph g = trainingGraph(model, cluster, 64);
+  const OpGraph g = trainingGraph(model, cluster, 64, 2);
   // Units: input+stem, left, right, join+fc; a forward and a backward operation each.
   ASSERT_EQ(g.units(), 4);
   ASSERT_EQ(g.size(), 8);
@@ -181,7 +181,7 @@ TEST(Placement, InceptionV3OnTwoDevicesBeatsEveryPipelineSplitWithoutMicroBatche
   // sooner than the whole model's work on one device. A placement runs branches side by side.
   const graph::Model model = graph::buildZooModel("inception-v3");
   const hw::Cluster cluster = hw::loadCluster("dgx1-v100");
-  const OpGraph g = trainingGraph(model, cluster, 32);
+  const OpGraph g = trainingGraph(model, cluster, 32, 2);
   const PlacementLimits limits{.devices = 2, .memoryPerDevice = cluster.device.memoryBytes};
   const OpPlacement list = listSchedule(g, limits);
   expectFeasible(g, limits, list);
@@ -200,7 +200,7 @@ TEST(PlacementStrategy, TheReplicaTakesTheListSchedulesMakespan) {
   ASSERT_EQ(limitViolation(in, s), "");
   const Estimate e = estimate(in, s, false);
   ASSERT_TRUE(e.feasible) << e.infeasibleReason;
-  const OpPlacement p = listSchedule(trainingGraph(model, cluster, 64), {.devices = 2});
+  const OpPlacement p = listSchedule(trainingGraph(model, cluster, 64, 4), {.devices = 2});
   const TimeBreakdown& t = e.time;
   EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble, p.makespan, 1e-9 * p.makespan);
   EXPECT_GT(t.bubble, 0);
@@ -219,10 +219,10 @@ TEST(PlacementStrategy, HandoffWaitsLengthenTheTransfersBetweenDevices) {
   const PlanInputs in = testing::inputsFor(model, cluster);
   const Strategy s{"data+placement", parseGrid("data=2xplace=2"), 128};
   const Estimate quiet = estimate(in, s, false);
-  const double quietEdge = trainingGraph(model, cluster, 64).edges.front().seconds;
+  const double quietEdge = trainingGraph(model, cluster, 64, 2).edges.front().seconds;
   cluster.implementation.handoffWait = 1e-3;
   const Estimate waiting = estimate(in, s, false);
-  const OpGraph g = trainingGraph(model, cluster, 64);
+  const OpGraph g = trainingGraph(model, cluster, 64, 2);
   EXPECT_DOUBLE_EQ(g.edges.front().seconds, quietEdge + 1e-3);
   const TimeBreakdown& t = waiting.time;
   EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble, listSchedule(g, {.devices = 2}).makespan,
@@ -231,6 +231,29 @@ TEST(PlacementStrategy, HandoffWaitsLengthenTheTransfersBetweenDevices) {
   const TimeBreakdown& q = quiet.time;
   EXPECT_GT(t.forward + t.backwardData + t.backwardWeight + t.bubble,
             q.forward + q.backwardData + q.backwardWeight + q.bubble);
+}
+
+// The graph `paraxis place` schedules runs its layers at the pace of the ranks that compute on a
+// node at once (device.sharing), as the oracle's estimate does: one rank alone at the alone
+// rate, a node's worth at the figures; the oracle's makespan stays the schedule's.
+TEST(PlacementStrategy, TheGraphsLayersRunAtThePaceOfTheRanksOnANode) {
+  const graph::Model model = twoBranches();
+  hw::Cluster cluster = testing::toyCluster();
+  const OpGraph figures = trainingGraph(model, cluster, 64, 2);
+  cluster.device.sharing = {.ranks = 2, .aloneSpeedup = 1.6};
+  const OpGraph alone = trainingGraph(model, cluster, 64, 1);
+  const OpGraph crowded = trainingGraph(model, cluster, 64, 2);
+  ASSERT_EQ(alone.size(), figures.size());
+  for (int i = 0; i < figures.size(); ++i) {
+    EXPECT_NEAR(alone.ops[i].seconds, figures.ops[i].seconds / 1.6, 1e-12) << figures.ops[i].name;
+    EXPECT_DOUBLE_EQ(crowded.ops[i].seconds, figures.ops[i].seconds) << figures.ops[i].name;
+  }
+  EXPECT_DOUBLE_EQ(alone.edges.front().seconds, figures.edges.front().seconds) << "transfers are no compute";
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  const Estimate e = estimate(in, {"data+placement", parseGrid("data=2xplace=2"), 128}, false);
+  const TimeBreakdown& t = e.time;
+  EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble,
+              listSchedule(trainingGraph(model, cluster, 64, 4), {.devices = 2}).makespan, 1e-9 * t.iteration());
 }
 
 TEST(PlacementStrategy, APlacementGoesWithTheDataAxisOnly) {
