@@ -9,7 +9,7 @@ namespace paraxis::calib {
 namespace {
 
 // The counts a traffic fit tries: how many times a quantity moves through memory.
-constexpr double kTrafficCounts[] = {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0};
+constexpr double kTrafficCounts[] = {0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, kLargestTrafficCount};
 
 // The candidate whose `error` is least (the first of equals).
 template <typename Candidates, typename Error>
@@ -361,8 +361,8 @@ double trafficError(const std::vector<TimedCall>& calls, double callOverhead, co
 hw::WeightGradientTraffic fitTraffic(const std::vector<TimedCall>& calls, double callOverhead, const DeviceFit& fit) {
   double best = -1;
   hw::WeightGradientTraffic bestTraffic;
-  for (const double perPass : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0}) {
-    for (const double perSample : {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0}) {
+  for (const double perPass : {1.0, 2.0, 3.0, 4.0, 6.0, 8.0, kLargestPerPassCount}) {
+    for (const double perSample : {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, kLargestPerSampleCount}) {
       const hw::WeightGradientTraffic traffic{perPass, perSample};
       if (const double error = trafficError(calls, callOverhead, fit, traffic, false); best < 0 || error < best) {
         best = error;
@@ -376,7 +376,7 @@ hw::WeightGradientTraffic fitTraffic(const std::vector<TimedCall>& calls, double
   });
   if (!anyOneSample) return bestTraffic;
   hw::WeightGradientTraffic withOneSample = bestTraffic;
-  constexpr double kOneSampleCounts[] = {-1.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0};  // -1: as a batch
+  constexpr double kOneSampleCounts[] = {-1.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, kLargestPerPassCount};  // -1: as a batch
   withOneSample.oneSample = leastError(kOneSampleCounts, [&](double times) {
     hw::WeightGradientTraffic traffic = bestTraffic;
     traffic.oneSample = times;
@@ -472,6 +472,17 @@ double fitColumnTraffic(const std::vector<TimedCall>& calls, double callOverhead
 }
 
 }  // namespace
+
+std::vector<std::string> trafficCountsAtTheirLimit(const hw::Device& device) {
+  const hw::WeightGradientTraffic& t = device.weightGradientTraffic;
+  std::vector<std::string> keys;
+  if (t.perPass >= kLargestPerPassCount) keys.emplace_back("weight_gradient_traffic.per_pass");
+  if (t.perSample >= kLargestPerSampleCount) keys.emplace_back("weight_gradient_traffic.per_sample");
+  if (t.oneSample >= kLargestPerPassCount) keys.emplace_back("weight_gradient_traffic.one_sample");
+  if (device.forwardWeightTraffic >= kLargestTrafficCount) keys.emplace_back("forward_weight_traffic");
+  if (device.nativeColumnTraffic >= kLargestTrafficCount) keys.emplace_back("native_column_traffic");
+  return keys;
+}
 
 cost::PassWork TimedCall::forwardPass(const hw::Device& device) const {
   return {flops, bytes, rows, samples, device.forwardWeightBytes(accumulatedWeights, native) + columnTraffic(device),

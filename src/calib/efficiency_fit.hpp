@@ -86,4 +86,15 @@ struct DeviceFit {
 // (and an efficiency curve no cluster file accepts).
 DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead, bool weightReorders = true);
 
+// The largest counts the traffic fits try: a weight-gradient pass's per pass (and at one
+// sample), per sample, and the forward's reorder and a native call's column buffer.
+inline constexpr double kLargestPerPassCount = 12;
+inline constexpr double kLargestPerSampleCount = 4;
+inline constexpr double kLargestTrafficCount = 12;
+// The device's traffic counts that sit at the largest the fit tries, by their keys
+// ("weight_gradient_traffic.per_pass", ...): a count there did not settle on a figure of the
+// kernels' traffic but stands in for time the model lacks (2026-12-05: per_pass 12 came with
+// resnet18@64's one-sample pipeline micro-batches predicted 25-64 % long).
+std::vector<std::string> trafficCountsAtTheirLimit(const hw::Device& device);
+
 }  // namespace paraxis::calib

@@ -312,6 +312,39 @@ TEST(EfficiencyFit, WeightGradientTrafficFromTheConvolutionsBackward) {
   EXPECT_NEAR(calls.back().weightPass(truth.weightGradientTraffic).bytes, 1e3 + 67e7, 1e-3);
 }
 
+// A weight pass that moves its weights more often than any count the fit tries leaves the count
+// at the largest: the device names it, as calibrate and bench compute report it, where a count
+// inside the range is a figure and goes unnamed.
+TEST(EfficiencyFit, ACountAtTheLargestTheFitTriesIsNamed) {
+  auto fitted = [](double perPass) {
+    hw::Device truth;
+    truth.memoryBandwidth = 10e9;
+    truth.efficiency = {{1, 0.5}};
+    truth.backwardEfficiency = {{1, 0.25}};
+    truth.weightGradientTraffic = {perPass, 2};
+    truth.prepare();
+    const double peak = 100e9;
+    std::vector<TimedCall> calls = streamingCalls(truth, peak);
+    for (const double weights : {1e5, 1e7}) {
+      for (const double samples : {1.0, 4.0, 32.0}) {
+        calls.push_back(convolutionCall(truth, peak, static_cast<int>(hw::Kernel::kConv2d), 1e7 * samples, samples, weights));
+      }
+    }
+    const DeviceFit fit = fitDevice(calls, peak, 0);
+    hw::Device device;
+    device.weightGradientTraffic = fit.weightGradientTraffic;
+    device.forwardWeightTraffic = fit.forwardWeightTraffic;
+    device.nativeColumnTraffic = fit.nativeColumnTraffic;
+    return device;
+  };
+  const hw::Device inside = fitted(3);
+  EXPECT_EQ(inside.weightGradientTraffic.perPass, 3);
+  EXPECT_TRUE(trafficCountsAtTheirLimit(inside).empty());
+  const hw::Device beyond = fitted(40);
+  EXPECT_EQ(beyond.weightGradientTraffic.perPass, kLargestPerPassCount);
+  EXPECT_EQ(trafficCountsAtTheirLimit(beyond), std::vector<std::string>{"weight_gradient_traffic.per_pass"});
+}
+
 // A batch's convolution forward reorders its weights before its arithmetic, and one sample's
 // weight pass moves them its own number of times: the fit finds both, and the curves of the
 // arithmetic alone.

@@ -191,6 +191,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
             {"one_sample", fitted.weightGradientTraffic.oneSample}}},
           {"forward_weight_traffic", fitted.forwardWeightTraffic},
           {"native_column_traffic", fitted.nativeColumnTraffic},
+          {"traffic_counts_at_limit", calib::trafficCountsAtTheirLimit(fitted)},
           {"kernels", kernels},
           {"speed_probe_s", fitted.speedProbe},
           {"compute_calls", fit.computeCalls},

@@ -1,6 +1,7 @@
 #include "cli/run/device_measurement.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -219,7 +220,16 @@ std::string weightTrafficText(const hw::Device& device) {
          (device.nativeColumnTraffic > 0
               ? fmt::format("; a native one (LibTorch's own kernel) moves its column buffer {:g}x per pass",
                             device.nativeColumnTraffic)
-              : "");
+              : "") +
+         trafficLimitText(device);
+}
+
+std::string trafficLimitText(const hw::Device& device) {
+  const std::vector<std::string> keys = calib::trafficCountsAtTheirLimit(device);
+  if (keys.empty()) return "";
+  return fmt::format("\nnote: {} at the largest count the fit tries: not a figure of the kernels' traffic but time the "
+                     "model lacks, which smaller passes (a pipeline's micro-batches, a split's shares) may not take",
+                     fmt::join(keys, ", "));
 }
 
 }  // namespace paraxis::cli

@@ -437,6 +437,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
           {"efficiency", efficiency}, {"speed_probe_s", r.calibrated.device.speedProbe},
           {"sharing", sharingJson(r.device)},
+          {"traffic_counts_at_limit", calib::trafficCountsAtTheirLimit(r.calibrated.device)},
           {"wire_conversion_bytes_per_s",
            {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
           {"wrote", written}};
