@@ -211,6 +211,20 @@ std::string speedProbeText(const hw::Device& device) {
   return fmt::format("speed probe ({}): {:.2f} ms", calib::kSpeedProbe, device.speedProbe * 1e3);
 }
 
+namespace {
+
+// A "note: ..." line (after a newline) naming the traffic counts at the largest the fit tries
+// (calib::trafficCountsAtTheirLimit), or "".
+std::string trafficLimitText(const hw::Device& device) {
+  const std::vector<std::string> keys = calib::trafficCountsAtTheirLimit(device);
+  if (keys.empty()) return "";
+  return fmt::format("\nnote: {} at the largest count the fit tries: not a figure of the kernels' traffic but time the "
+                     "model lacks, which smaller passes (a pipeline's micro-batches, a split's shares) may not take",
+                     fmt::join(keys, ", "));
+}
+
+}  // namespace
+
 std::string weightTrafficText(const hw::Device& device) {
   const hw::WeightGradientTraffic& t = device.weightGradientTraffic;
   return fmt::format("weights: a convolution's forward over a batch moves its weights {:g}x before its arithmetic (a "
@@ -222,14 +236,6 @@ std::string weightTrafficText(const hw::Device& device) {
                             device.nativeColumnTraffic)
               : "") +
          trafficLimitText(device);
-}
-
-std::string trafficLimitText(const hw::Device& device) {
-  const std::vector<std::string> keys = calib::trafficCountsAtTheirLimit(device);
-  if (keys.empty()) return "";
-  return fmt::format("\nnote: {} at the largest count the fit tries: not a figure of the kernels' traffic but time the "
-                     "model lacks, which smaller passes (a pipeline's micro-batches, a split's shares) may not take",
-                     fmt::join(keys, ", "));
 }
 
 }  // namespace paraxis::cli

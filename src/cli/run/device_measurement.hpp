@@ -57,11 +57,9 @@ double meanOverRanks(const comm::Communicator& comm, double value, double deadli
 std::string memoryKindsText(const hw::Device& device);
 // Per matrix kernel with a half-rate figure: its rows, and its one-sample rows where fitted.
 std::string halfRateRowsText(const hw::Device& device);
-// How many times per sample a convolution's weight-gradient pass moves its weights.
+// How many times per sample a convolution's weight-gradient pass moves its weights (and a note
+// on the counts at the largest the fit tries).
 std::string weightTrafficText(const hw::Device& device);
-// A "note: ..." line (after a newline) naming the traffic counts at the largest the fit tries
-// (calib::trafficCountsAtTheirLimit), or "".
-std::string trafficLimitText(const hw::Device& device);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
 // "sharing: one rank alone ran the speed probe in 6.18 ms, each with 2 ranks a node at once
