@@ -360,6 +360,9 @@ struct Cluster {
   // The ranks of a job of `ranks` on its first node (nodes fill in rank order): those that
   // share its cores (Device::sharing).
   std::int64_t ranksOnANode(std::int64_t ranks) const { return std::min(devicesPerNode, ranks); }
+  // How much longer than the device's figures a pass takes in a job of `ranks`: the pace of the
+  // ranks that share a node's cores (Device::sharing at ranksOnANode).
+  double sharingFactor(std::int64_t ranks) const { return device.sharing.factor(ranksOnANode(ranks)); }
   // Index into `levels` of the innermost level that holds both ranks (a != b).
   int levelBetween(std::int64_t a, std::int64_t b) const;
   // Level `level`'s alpha and beta (one link) as `path` sees them: the implementation's

@@ -142,7 +142,7 @@ class Evaluator {
         k_(k), micro_(grid_.pipeline > 1 ? std::max(1, s.microBatches) : 1),
         samples_(static_cast<double>(s.globalBatch) / grid_.data / micro_),
         rates_(cluster_.device, cluster_.device.peak(in.dtype)), groups_(cluster_, grid_, k),
-        sharing_(cluster_.device.sharing.factor(cluster_.ranksOnANode(grid_.total()))) {}
+        sharing_(cluster_.sharingFactor(grid_.total())) {}
 
   Evaluation run() {
     a_.reset(model_.size());

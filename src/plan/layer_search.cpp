@@ -95,7 +95,7 @@ double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std:
   const cost::LayerTimes t = cost::layerTimes(c.device, c.device.peak(in.dtype),
                                               cost::layerWork(layer, inElems, share, m.bytesPerElement(), c.device, 0,
                                                                               cost::nativeKernelRule(layer, x)));
-  const double sharing = c.device.sharing.factor(c.ranksOnANode(d.ranks()));
+  const double sharing = c.sharingFactor(d.ranks());
   double seconds = sharing * (t.forward + t.backwardData + t.backwardWeight);
   // Halo exchange forward and backward along every split dimension.
   if (x.rank() >= 2 && x.rank() == layer.output.rank()) {

@@ -123,7 +123,7 @@ OpGraph layerGraph(const graph::Model& model, const std::vector<double>& forward
 
 OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples, std::int64_t ranks,
                       double optimizerStatesPerWeight) {
-  const double sharing = cluster.device.sharing.factor(cluster.ranksOnANode(ranks));
+  const double sharing = cluster.sharingFactor(ranks);
   const cost::DeviceRates rates(cluster.device, cluster.device.peak("fp32"));
   cost::LogMemo logs;
   cost::LocalShare share;

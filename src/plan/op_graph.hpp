@@ -55,8 +55,8 @@ struct OpGraph {
 // What one replica runs: `samples` per step, fp32, on the cluster's device; transfers priced as
 // one point-to-point message between two devices of a node. A unit holds its weights, their
 // gradients and `optimizerStatesPerWeight` optimizer states, and the activations its layers keep.
-// `ranks`: the job's ranks, of which those on a node (Cluster::ranksOnANode) compute at once
-// and set the layers' pace (Device::sharing), as in the oracle's estimate.
+// `ranks`: the job's ranks, whose node's share of the cores sets the layers' pace
+// (Cluster::sharingFactor), as in the oracle's estimate.
 OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples, std::int64_t ranks,
                       double optimizerStatesPerWeight = 1);
 
