@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Pipelines and hybrids measured, a benchmark (not a test):
 #   bubble  2 stages under 1F1B with m = 4 and 8 micro-batches, alternating runs: the measured
-#           bubble fraction (time a stage idles waiting for its neighbour, mean over the stages,
-#           over the iteration time) against the schedule's (p - 1) / (m + p - 1). That figure
-#           assumes equal stages, so the default model is scripts/models/uniform-cnn.yaml (eight
-#           equal convolutions, split 4 | 4) with micro-batches of 32+ samples; a model whose
-#           stages differ (small-cnn: ~15 %) idles more on its faster stage, by the difference;
+#           bubble fraction (time the busiest stage idles waiting for its neighbour, over the
+#           iteration time) against the schedule's (p - 1) / (m + p - 1). That figure assumes
+#           equal stages, so the default model is scripts/models/uniform-cnn.yaml (eight equal
+#           convolutions, split 4 | 4) with micro-batches of 32+ samples; a model whose stages
+#           differ (small-cnn: ~15 %) idles more on its faster stage, by the difference;
 #   hosts   data=2 x pipeline=2 and data=2 x filter=2 on 2 network-namespace hosts x 2 ranks
 #           (scripts/netns-hosts.sh, 1 Gbit/s), each with the oracle's prediction beside it
 #           (paraxis validate on its report, the tests' two-host cluster with 2 devices per host).

@@ -30,8 +30,32 @@ struct TimeBreakdown {
   double dataLoading = 0;
 
   double compute() const { return forward + backwardData + backwardWeight + update; }
+  // A rank's passes and the layer communication among them: what sets a pipeline stage's or a
+  // placed device's share of the step (the busiest one's breakdown is the oracle's).
+  double busy() const { return forward + backwardData + backwardWeight + halo + layerCollectives + shuffle; }
   double communication() const { return gradientExposed + halo + layerCollectives + pipelineP2P + shuffle + negotiation; }
   double iteration() const { return compute() + communication() + bubble + dataLoading; }
+};
+
+// Every term of the breakdown by its JSON key (docs/json-output.md), in the order printed.
+struct TimeTerm {
+  const char* key;
+  double TimeBreakdown::*field;
+};
+inline constexpr TimeTerm kTimeTerms[] = {
+    {"forward", &TimeBreakdown::forward},
+    {"backward_data", &TimeBreakdown::backwardData},
+    {"backward_weight", &TimeBreakdown::backwardWeight},
+    {"update", &TimeBreakdown::update},
+    {"gradient_allreduce", &TimeBreakdown::gradientAllreduce},
+    {"gradient_exposed", &TimeBreakdown::gradientExposed},
+    {"halo", &TimeBreakdown::halo},
+    {"layer_collectives", &TimeBreakdown::layerCollectives},
+    {"pipeline_p2p", &TimeBreakdown::pipelineP2P},
+    {"bubble", &TimeBreakdown::bubble},
+    {"shuffle", &TimeBreakdown::shuffle},
+    {"negotiation", &TimeBreakdown::negotiation},
+    {"data_loading", &TimeBreakdown::dataLoading},
 };
 
 struct MemoryBreakdown {  // bytes per device

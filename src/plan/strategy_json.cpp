@@ -136,33 +136,9 @@ Strategy strategyFromJson(const nlohmann::json& d, const std::string& source) {
   }
 }
 
-namespace {
-
-struct TimeKey {
-  const char* key;
-  double TimeBreakdown::*field;
-};
-constexpr TimeKey kTimeKeys[] = {
-    {"forward", &TimeBreakdown::forward},
-    {"backward_data", &TimeBreakdown::backwardData},
-    {"backward_weight", &TimeBreakdown::backwardWeight},
-    {"update", &TimeBreakdown::update},
-    {"gradient_allreduce", &TimeBreakdown::gradientAllreduce},
-    {"gradient_exposed", &TimeBreakdown::gradientExposed},
-    {"halo", &TimeBreakdown::halo},
-    {"layer_collectives", &TimeBreakdown::layerCollectives},
-    {"pipeline_p2p", &TimeBreakdown::pipelineP2P},
-    {"bubble", &TimeBreakdown::bubble},
-    {"shuffle", &TimeBreakdown::shuffle},
-    {"negotiation", &TimeBreakdown::negotiation},
-    {"data_loading", &TimeBreakdown::dataLoading},
-};
-
-}  // namespace
-
 nlohmann::json timeBreakdownJson(const TimeBreakdown& t) {
   nlohmann::json j = nlohmann::json::object();
-  for (const TimeKey& k : kTimeKeys) j[k.key] = t.*(k.field);
+  for (const TimeTerm& k : kTimeTerms) j[k.key] = t.*(k.field);
   j["compute"] = t.compute();
   j["communication"] = t.communication();
   j["iteration"] = t.iteration();
@@ -172,7 +148,7 @@ nlohmann::json timeBreakdownJson(const TimeBreakdown& t) {
 TimeBreakdown timeBreakdownFromJson(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw ConfigError(fmt::format("{}: expected an object of times in seconds", source));
   TimeBreakdown t;
-  for (const TimeKey& k : kTimeKeys) {
+  for (const TimeTerm& k : kTimeTerms) {
     if (!j.contains(k.key)) continue;
     const nlohmann::json& v = j.at(k.key);
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {

@@ -102,6 +102,10 @@ struct TrainReport {
   // Per measured iteration, averaged, in the oracle's breakdown: forward, the backward pass
   // (whole, in backwardData), update, gradient reduction total and exposed, data loading.
   plan::TimeBreakdown time;
+  // The rank whose figures `time` holds: 0, or where ranks compute different layers (pipeline
+  // stages, placed devices) the busiest, as the oracle's breakdown is its slowest stage's.
+  int breakdownRank = 0;
+  std::vector<double> rankBusy;  // per rank, plan::TimeBreakdown::busy per measured iteration
   std::vector<EpochReport> epochs;
   std::string allreduceAlgorithm = "none";  // the gradient engine's, for its largest group
 };

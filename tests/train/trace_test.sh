@@ -3,7 +3,8 @@
 # breakdown by check_trace.py (parses, nests, per-kind times within 5 %), for data parallelism
 # with the default forward-priority order (updates deferred into the next forward), with fifo
 # (updates as the reductions land, after backward), and for a spatial grid (halo exchanges,
-# shuffles and the layer collectives of batch-norm and pooling).
+# shuffles and the layer collectives of batch-norm and pooling). A pipeline's report holds its
+# busiest stage's breakdown.
 source "$(dirname "$0")/lib.sh" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -21,4 +22,33 @@ traced() {  # traced NAME ARGS...: a 2-rank run with --trace and --report, then 
 traced "lenet data=2, priority" --model lenet --reduce-order priority
 traced "lenet data=2, fifo" --model lenet --reduce-order fifo
 traced "small-cnn h=2" --model small-cnn --input 32x32 --grid h=2 --batch-per-rank 4
+
+# A pipeline's stages compute different layers: the report's breakdown is the busiest stage's
+# (breakdown_rank, the largest of rank_busy_s, whose figure its time's passes add up to), a data
+# grid's rank 0's.
+busiest() {  # busiest NAME EXPECTED ARGS...: EXPECTED "argmax" or a rank
+  local name=$1 expected=$2; shift 2
+  if "${mpirun[@]}" -np 2 "$paraxis" train --iterations 10 --threads 1 --quiet --report "$work/$name.json" "$@" \
+       >/dev/null 2>"$work/$name.err" &&
+     /usr/bin/python3 - "$work/$name.json" "$expected" >"$work/$name.check" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+busy, rank, t = r["rank_busy_s"], r["breakdown_rank"], r["time"]
+mine = sum(t[k] for k in ("forward", "backward_data", "backward_weight", "halo", "layer_collectives", "shuffle"))
+want = max(range(len(busy)), key=busy.__getitem__) if sys.argv[2] == "argmax" else int(sys.argv[2])
+ok = len(busy) == 2 and min(busy) > 0 and rank == want and abs(mine - busy[rank]) <= 1e-9 * busy[rank]
+print(f"rank_busy_s {busy}, breakdown_rank {rank} (expected {want}), its passes {mine}")
+sys.exit(0 if ok else 1)
+PY
+  then
+    pass
+  else
+    fail "$name: $(tail -3 "$work/$name.err" "$work/$name.check" 2>/dev/null)"
+  fi
+  sed "s/^/$name: /" "$work/$name.check"
+}
+# tests/data/tail_heavy.yaml's second stage does 128x its first's work: the breakdown is rank 1's.
+busiest "tail_heavy pipeline=2" 1 --model "$(dirname "$0")/../data/tail_heavy.yaml" --grid pipeline=2 --micro-batches 4
+busiest "lenet pipeline=2" argmax --model lenet --grid pipeline=2 --micro-batches 4
+busiest "lenet data=2" 0 --model lenet
 finish

@@ -103,6 +103,8 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
           {"peak_step_bytes", r.peakStepBytes},
           {"gradient_allreduce_algorithm", r.allreduceAlgorithm},
           {"time", plan::timeBreakdownJson(r.time)},
+          {"breakdown_rank", r.breakdownRank},
+          {"rank_busy_s", r.rankBusy},
           {"epochs", epochs}};
 }
 
@@ -236,6 +238,40 @@ train::TrainReport trainProbed(const comm::Communicator& world, const graph::Mod
   return report;
 }
 
+// " (rank 1, the busiest stage)": whose figures the summary prints, where ranks compute
+// different layers; empty where every rank computes the same.
+std::string busiestRankText(const train::TrainReport& report) {
+  if (report.grid.pipeline == 1 && report.grid.place == 1) return {};
+  return fmt::format(" (rank {}, the busiest {})", report.breakdownRank, report.grid.pipeline > 1 ? "stage" : "device");
+}
+
+void printMeasured(const train::TrainReport& report, std::ostream& out) {
+  if (report.measuredIterations < plan::kMinimumMeasuredIterations) {
+    out << fmt::format("measured per iteration: not reported: {} of {} iterations measured (the first {} warm "
+                       "up); run at least {} for figures\n", report.measuredIterations, report.iterations,
+                       report.iterations - report.measuredIterations,
+                       report.iterations - report.measuredIterations + plan::kMinimumMeasuredIterations);
+    return;
+  }
+  const plan::TimeBreakdown& t = report.time;
+  const double ms = 1e3;
+  std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
+                           ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, layer collectives {:.1f} ms",
+                                         t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
+                           : std::string();
+  if (report.grid.pipeline > 1) {
+    layers += fmt::format(", pipeline transfers {:.1f} ms, bubble {:.1f} ms", t.pipelineP2P * ms, t.bubble * ms);
+  }
+  if (report.grid.place > 1) {
+    layers += fmt::format(", transfers {:.1f} ms, waiting for other ranks {:.1f} ms", t.pipelineP2P * ms, t.bubble * ms);
+  }
+  out << fmt::format(
+      "measured per iteration{}: forward {:.1f} ms, backward {:.1f} ms{}, gradient communication {:.1f} ms of which "
+      "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.4g} samples/s\n",
+      busiestRankText(report), t.forward * ms, (t.backwardData + t.backwardWeight) * ms, layers,
+      t.gradientAllreduce * ms, t.gradientExposed * ms, t.update * ms, t.dataLoading * ms, report.samplesPerSecond);
+}
+
 void run(Options& o, const CLI::App& command, Context& context) {
   const RunConfiguration configuration = runConfiguration(command, context.knobs);
   o.train.configuration = configuration.text(kFreeOnResume);
@@ -284,31 +320,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
     printJson(document, context);
     return;
   }
-  if (report.measuredIterations < plan::kMinimumMeasuredIterations) {
-    context.out << fmt::format("measured per iteration: not reported: {} of {} iterations measured (the first {} warm "
-                               "up); run at least {} for figures\n", report.measuredIterations, report.iterations,
-                               report.iterations - report.measuredIterations,
-                               report.iterations - report.measuredIterations + plan::kMinimumMeasuredIterations);
-    return;
-  }
-  const plan::TimeBreakdown& t = report.time;
-  const double ms = 1e3;
-  std::string layers = t.halo + t.shuffle + t.layerCollectives > 0
-                           ? fmt::format(", halo {:.1f} ms, shuffle {:.1f} ms, layer collectives {:.1f} ms",
-                                         t.halo * ms, t.shuffle * ms, t.layerCollectives * ms)
-                           : std::string();
-  if (report.grid.pipeline > 1) {
-    layers += fmt::format(", pipeline transfers {:.1f} ms, bubble {:.1f} ms (mean over stages)", t.pipelineP2P * ms, t.bubble * ms);
-  }
-  if (report.grid.place > 1) {
-    layers += fmt::format(", transfers {:.1f} ms, waiting for other ranks {:.1f} ms (mean over ranks)", t.pipelineP2P * ms,
-                          t.bubble * ms);
-  }
-  context.out << fmt::format(
-      "measured per iteration: forward {:.1f} ms, backward {:.1f} ms{}, gradient communication {:.1f} ms of which "
-      "{:.1f} ms exposed, update {:.1f} ms, data {:.1f} ms; {:.4g} samples/s\n",
-      t.forward * ms, (t.backwardData + t.backwardWeight) * ms, layers, t.gradientAllreduce * ms, t.gradientExposed * ms,
-      t.update * ms, t.dataLoading * ms, report.samplesPerSecond);
+  printMeasured(report, context.out);
 }
 
 }  // namespace
