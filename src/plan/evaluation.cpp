@@ -290,19 +290,29 @@ class Evaluator {
     }
   }
 
-  // The share of a step's synchronisations that meet reductions in flight: every gradient's
-  // reduction at the pace an unchunked reduction keeps beside compute (overlap.hidden; the
-  // chunked rate can be 0, the calls then moving only while the ranks wait), over the step's
-  // compute. small-cnn@32 at h=2 here: its reductions in flight 4.8 ms of a 10.4 ms
-  // step, and its halo exchanges and batch norms waiting 0.9 ms a step, not 16 x the 331 us
-  // measured beside layer-sized spans that always have them.
+  // The share of a step's synchronisations that meet reductions in flight: the engine's span
+  // over the step's compute. From backward's first gradients its reductions move at their pace
+  // beside backward (chunk by chunk under forward priority: calibrate's `overlap.chunked`, a few
+  // per cent of their speed), what is left after backward at one call's pace beside the next
+  // forward (`overlap.hidden`). At `hidden` throughout (m27), resnet18@64 at h=2 had its
+  // reductions in flight 9 % of its step where its traces show 73-84 %, and every h=2 row of
+  // the m46 and m47 matrices came out 6-25 % short; small-cnn@32 at h=2, whose reductions end
+  // within backward, 4.8 ms of a 10.4 ms step (this span: 47 %).
   double besideShare() const {
-    double compute = 0;
-    for (int i = 0; i < model_.size(); ++i) compute += a_.forward[i] + a_.backward[i];
-    const double hidden = cluster_.implementation.overlap.hidden;
-    if (compute <= 0 || localParams_ <= 0 || hidden <= 0) return 1;
+    double compute = 0, backward = 0;
+    for (int i = 0; i < model_.size(); ++i) {
+      compute += a_.forward[i] + a_.backward[i];
+      backward += a_.backward[i];
+    }
+    const hw::Overlap& overlap = cluster_.implementation.overlap;
+    const double duringBackward = progressBesideBackward(overlap, s_.comm);
+    if (compute <= 0 || localParams_ <= 0 || duringBackward <= 0 || overlap.hidden <= 0) return 1;
     const GradientReduction reduction(in_, grid_, s_.comm, k_);
-    return std::min(1.0, reduction(localParams_ * 4, nullptr) / hidden / compute);
+    const double alone = reduction(localParams_ * 4, nullptr);
+    const double movedInBackward = backward * duringBackward;
+    const double span =
+        alone <= movedInBackward ? alone / duringBackward : backward + (alone - movedInBackward) / overlap.hidden;
+    return std::min(1.0, span / compute);
   }
 
   // Whether the gradient engine's reductions are in flight beside a pass's synchronisations: a

@@ -205,6 +205,31 @@ TEST_F(ThreeLayers, WaitsBesideTheReductionsAreTheShareThatMeetsThem) {
   EXPECT_NEAR(slow / fast, 2, 1e-9);
 }
 
+// Under forward priority the reductions move chunk by chunk beside backward (overlap.chunked)
+// and what is left beside the next forward at one call's pace: the engine's span sets the share
+// of the synchronisations that meet them. Chunks that barely move keep it in flight all step, so
+// every synchronisation waits the whole wait (and slower ones no more); chunks at one call's pace
+// finish these 21.7 KB within backward, at the share their time is of the step's compute.
+TEST_F(ThreeLayers, WaitsBesideFollowTheEnginesSpanUnderForwardPriority) {
+  Strategy s{"spatial", Grid{.height = 2}, 4096};
+  s.comm.order = ReduceOrder::kForwardPriority;
+  const auto waits = [&](double chunked) {
+    cluster.implementation.overlap.hidden = 1.0;
+    cluster.implementation.overlap.chunked = chunked;
+    cluster.implementation.syncWaitBeside = 1e-3;
+    const Estimate e = estimate(in, s);
+    cluster.implementation.syncWaitBeside = 0;
+    const Estimate none = estimate(in, s);
+    return e.time.halo + e.time.layerCollectives - none.time.halo - none.time.layerCollectives;
+  };
+  const double crawling = waits(1e-9);
+  const double moving = waits(1.0);
+  EXPECT_GE(crawling, 2e-3 - 1e-12);  // the conv's exchange forward and back at least
+  EXPECT_NEAR(waits(1e-12), crawling, 1e-9);  // in flight all step already: no more to wait
+  EXPECT_GT(moving, 0);
+  EXPECT_LT(moving, 0.1 * crawling);
+}
+
 TEST_F(ThreeLayers, FilterParallelPairsTheFcWithTheConv) {
   const Strategy s{"filter", Grid{.filter = 2}, 4};
   const Estimate e = estimate(in, s);
