@@ -34,6 +34,16 @@ class ThreeLayers : public ::testing::Test {
   graph::Model model = testing::threeLayers();
   hw::Cluster cluster = testing::toyCluster();
   PlanInputs in = inputsFor(model, cluster);
+
+  // The halo and layer-collective seconds `s` waits with a 1 ms wait beside the gradient
+  // engine's reductions, over none.
+  double waitsBeside(const Strategy& s) {
+    cluster.implementation.syncWaitBeside = 1e-3;
+    const Estimate e = estimate(in, s);
+    cluster.implementation.syncWaitBeside = 0;
+    const Estimate none = estimate(in, s);
+    return e.time.halo + e.time.layerCollectives - none.time.halo - none.time.layerCollectives;
+  }
 };
 
 TEST_F(ThreeLayers, DataParallelComputeAndGradientAllreduceByHand) {
@@ -191,11 +201,7 @@ TEST_F(ThreeLayers, WaitsBesideTheReductionsAreTheShareThatMeetsThem) {
   const Estimate quiet = estimate(in, s);
   const auto waits = [&](double hidden) {
     cluster.implementation.overlap.hidden = hidden;
-    cluster.implementation.syncWaitBeside = 1e-3;
-    const Estimate e = estimate(in, s);
-    cluster.implementation.syncWaitBeside = 0;
-    const Estimate none = estimate(in, s);
-    return e.time.halo + e.time.layerCollectives - none.time.halo - none.time.layerCollectives;
+    return waitsBeside(s);
   };
   ASSERT_GT(quiet.time.halo, 0);
   const double fast = waits(1.0);
@@ -216,11 +222,7 @@ TEST_F(ThreeLayers, WaitsBesideFollowTheEnginesSpanUnderForwardPriority) {
   const auto waits = [&](double chunked) {
     cluster.implementation.overlap.hidden = 1.0;
     cluster.implementation.overlap.chunked = chunked;
-    cluster.implementation.syncWaitBeside = 1e-3;
-    const Estimate e = estimate(in, s);
-    cluster.implementation.syncWaitBeside = 0;
-    const Estimate none = estimate(in, s);
-    return e.time.halo + e.time.layerCollectives - none.time.halo - none.time.layerCollectives;
+    return waitsBeside(s);
   };
   const double crawling = waits(1e-9);
   const double moving = waits(1.0);
