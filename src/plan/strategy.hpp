@@ -32,6 +32,9 @@ struct Grid {
   int spatial() const { return depth * height * width; }
   int modelParallel() const { return pipeline * place * channel * filter * spatial(); }
   int total() const { return data * modelParallel(); }
+  // A replica's layers run on different ranks (pipeline stages, placed devices), which then
+  // compute different work and wait on each other.
+  bool ranksRunDifferentLayers() const { return pipeline > 1 || place > 1; }
   // Distance between neighbouring ranks along each axis.
   std::int64_t strideWidth() const { return 1; }
   std::int64_t strideHeight() const { return width; }

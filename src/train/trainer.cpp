@@ -364,7 +364,7 @@ class Trainer {
     // ranks compute different layers, a stage whose passes end first waits there for the
     // others' (uniform-cnn's second stage under 1F1B: 31 ms a step), which is the pipeline's
     // idle time, not communication.
-    const bool waitsForStages = grid_.pipeline > 1 || grid_.place > 1;
+    const bool waitsForStages = grid_.ranksRunDifferentLayers();
     const auto agreeing = Clock::now();
     loss = dp_.executor().replicaLoss(loss);
     stopIfDiverged(loss);
@@ -488,7 +488,7 @@ class Trainer {
       for (std::size_t k = 0; k < terms; ++k) t.*plan::kTimeTerms[k].field = all[terms * static_cast<std::size_t>(r) + k];
       report_.rankBusy.push_back(t.busy() / n);
     }
-    if (grid_.pipeline == 1 && grid_.place == 1) return;
+    if (!grid_.ranksRunDifferentLayers()) return;
     const auto busiest = std::max_element(report_.rankBusy.begin(), report_.rankBusy.end()) - report_.rankBusy.begin();
     report_.breakdownRank = static_cast<int>(busiest);
     const double* theirs = all.data() + terms * static_cast<std::size_t>(busiest);

@@ -241,7 +241,7 @@ train::TrainReport trainProbed(const comm::Communicator& world, const graph::Mod
 // " (rank 1, the busiest stage)": whose figures the summary prints, where ranks compute
 // different layers; empty where every rank computes the same.
 std::string busiestRankText(const train::TrainReport& report) {
-  if (report.grid.pipeline == 1 && report.grid.place == 1) return {};
+  if (!report.grid.ranksRunDifferentLayers()) return {};
   return fmt::format(" (rank {}, the busiest {})", report.breakdownRank, report.grid.pipeline > 1 ? "stage" : "device");
 }
 
