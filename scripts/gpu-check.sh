@@ -3,8 +3,8 @@
 # device the `device` tool lends: one H200, PyTorch 2.11 + CUDA 13, nvcc, CMake, ninja):
 #   scripts/gpu-check.sh OUT_DIR [--build-only]
 # builds paraxis against that PyTorch's LibTorch (no MPI: the self backend), runs the GPU tests
-# (per-layer outputs on the GPU against the CPU), times the layers on the GPU and fits the h200
-# preset's device to them (bench compute --device cuda), trains ResNet-50 and CosmoFlow on the
+# (per-layer outputs on the GPU against the CPU), times the layers on the GPU and fits the GPU's
+# preset (h100 on an H100, else h200) to them (bench compute --device cuda), trains ResNet-50 and CosmoFlow on the
 # GPU, runs PyTorch eager on the same models and batches, and validates the runs against the
 # fitted preset. Everything it prints and writes lands under OUT_DIR; summary.txt holds the
 # figures. Libraries the machine lacks (yaml-cpp, fmt, CLI11, nlohmann-json, GoogleTest) come
@@ -28,6 +28,10 @@ stage environment
   grep PRETTY /etc/os-release
 } > "$out/environment.txt" 2>&1
 cat "$out/environment.txt"
+# The preset of the GPU at hand: its device is what the fit starts from and the runs are held to.
+preset=h200
+nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H100 && preset=h100
+say "preset: $preset"
 
 stage "dependencies from .deps"
 deps=/tmp/paraxis-deps
@@ -68,18 +72,18 @@ say "build: ok"
 
 bin="$build/paraxis"
 stage "GPU tests: every layer's output and training steps against the CPU"
-if (cd "$build" && timeout 200 ctest -L gpu --output-on-failure) > "$out/gpu_test.log" 2>&1; then
+if (cd "$build" && timeout 200 ctest -L gpu -V) > "$out/gpu_test.log" 2>&1; then
   say "gpu tests: passed"
 else
   say "gpu tests: FAILED (gpu_test.log)"
 fi
 grep -E 'largest relative|Failure|Expected|Which is' "$out/gpu_test.log" | head -20 | tee -a "$summary"
 
-stage "bench compute --device cuda: the h200 preset's device fitted to the layers"
-bench=(bench compute --device cuda --cluster h200 --model "resnet50@224,cosmoflow@128" --batch "8,32")
+stage "bench compute --device cuda: the $preset preset's device fitted to the layers"
+bench=(bench compute --device cuda --cluster "$preset" --model "resnet50@224,cosmoflow@128" --batch "16,32")
 # Every call's time first (kept even if the fit cannot be written), then the fit into a file.
 timeout 150 "$bin" "${bench[@]}" --per-call > "$out/bench_compute.txt" 2>&1 || say "bench compute: FAILED"
-timeout 150 "$bin" "${bench[@]}" --out "$out/h200-fitted.yaml" > "$out/bench_fit.txt" 2>&1 || say "bench compute --out: FAILED"
+timeout 150 "$bin" "${bench[@]}" --out "$out/$preset-fitted.yaml" > "$out/bench_fit.txt" 2>&1 || say "bench compute --out: FAILED"
 grep -A8 '^model ' "$out/bench_fit.txt" | head -12 | tee -a "$summary"
 tail -2 "$out/bench_fit.txt"
 
@@ -106,8 +110,8 @@ run_pair resnet50_b64 resnet50 224 64 448
 run_pair resnet50_b32 resnet50 224 32 448
 run_pair cosmoflow128_b16 cosmoflow 128 16 64
 
-stage "validate the GPU runs against the fitted h200 and the preset"
-for cluster in "$out/h200-fitted.yaml" h200; do
+stage "validate the GPU runs against the fitted $preset and the preset"
+for cluster in "$out/$preset-fitted.yaml" "$preset"; do
   tag=$(basename "$cluster" .yaml)
   "$bin" validate --measured "${runs[@]}" --cluster "$cluster" > "$out/validate_$tag.txt" 2>&1 || say "validate $tag: FAILED"
   "$bin" validate --measured "${runs[@]}" --cluster "$cluster" --json > "$out/validate_$tag.json" 2>/dev/null

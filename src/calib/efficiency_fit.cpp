@@ -31,10 +31,11 @@ struct Work {
 
 // Per decade of FLOPs the decade's work over its time (its calls' efficiency weighted by their
 // time, so the curve adds up to what the calls took: a median under-predicted a model whose
-// slow calls shared a decade with fast ones by a third), made non-decreasing.
+// slow calls shared a decade with fast ones by a third), made non-decreasing, and never below
+// what a cluster file may hold (a fit writes only what loads).
 std::vector<hw::EfficiencyPoint> curveOf(const std::map<int, Work>& byDecade, double peak) {
   std::vector<hw::EfficiencyPoint> curve;
-  double floor = 0;
+  double floor = hw::kLowestEfficiency;
   for (const auto& [decade, work] : byDecade) {
     floor = std::max(floor, std::min(1.0, work.amount / (peak * work.seconds)));
     curve.push_back({std::pow(10.0, decade + 0.5), floor});

@@ -163,7 +163,8 @@ struct Checker {
       const std::string at = fmt::format("{}[{}]", key, i);
       const EfficiencyPoint& p = points[i];
       if (!(p.flops > 0 && p.flops <= highX) || !(p.efficiency >= lowY && p.efficiency <= highY)) {
-        fail(at, fmt::format("expected 0 < {} <= {:g} and {:g} <= {} <= {:g}", x, highX, lowY, y, highY));
+        fail(at, fmt::format("expected 0 < {} <= {:g} and {:g} <= {} <= {:g}, found {:g} and {:g}", x, highX, lowY, y,
+                             highY, p.flops, p.efficiency));
       }
       if (i > 0 && !(p.flops > points[i - 1].flops)) fail(at, fmt::format("expected {} to increase along the curve", x));
     }
@@ -186,7 +187,7 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(static_cast<double>(device.sharing.ranks), 1, 1e6, "device.sharing.ranks");
   c.within(device.sharing.aloneSpeedup, 1, 64, "device.sharing.alone_speedup");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
-    c.curve(points, key, "flops", 1e30, "efficiency", 1e-6, 1);
+    c.curve(points, key, "flops", 1e30, "efficiency", kLowestEfficiency, 1);
   };
   efficiency(device.efficiency, "device.efficiency");
   efficiency(device.backwardEfficiency, "device.backward_efficiency");

@@ -17,6 +17,11 @@ struct EfficiencyPoint {
   double efficiency;  // achieved fraction of peak at that size
 };
 
+// The lowest efficiency a curve may hold. A GPU's smallest calls run far below its peak: a
+// few-kFLOP pass that takes 20 us on an H100's 67 TFLOP/s runs at 2e-6 of it, so a fit there
+// reaches below 1e-6; 0 or a negative figure is still refused.
+inline constexpr double kLowestEfficiency = 1e-9;
+
 // The kinds of matrix kernel a device may run at rates of their own (3-D convolutions are
 // not 2-D ones with more FLOPs), by their YAML keys.
 enum class Kernel { kConv2d, kConv3d, kFullyConnected };

@@ -101,16 +101,34 @@ network:
   - {name: spine, alpha: 3 us, bandwidth: 25 GB/s, links: 160, ranks: all}
 )";
 
+// Hopper (GH100) peaks, shared by the H100 SXM and the H200: dense BF16 ~990 TFLOP/s; ~790-798
+// TFLOP/s measured for a large bf16 matrix product on one H200 and on one H100 (shared/reference,
+// the device tool's KINDS.md), hence the 0.8 ceiling of the curve.
+const char* const kHopperPeaksAndCurve =
+    R"(  peak_flops: {fp64: 67 TFLOP/s, fp32: 67 TFLOP/s, tf32: 495 TFLOP/s, fp16: 990 TFLOP/s, bf16: 990 TFLOP/s, fp8: 1979 TFLOP/s}
+  efficiency: [[1e7, 0.02], [1e8, 0.1], [1e9, 0.35], [1e10, 0.6], [1e11, 0.75], [1e12, 0.8]]
+)";
+
 // H200: 141 GB HBM3e at 4.8 TB/s, NVLink 4 through NVSwitch at 900 GB/s per GPU bidirectional,
-// 8x 400 Gb/s NDR per node (recalled). Dense BF16 peak ~990 TFLOP/s; ~790 TFLOP/s measured for a
-// large bf16 matrix product on one H200 (shared/reference), hence the 0.8 ceiling of the curve.
-const char* const kH200Device = R"(device:
+// 8x 400 Gb/s NDR per node (recalled).
+const std::string kH200Device = std::string(R"(device:
   name: H200-SXM-141GB
-  peak_flops: {fp64: 67 TFLOP/s, fp32: 67 TFLOP/s, tf32: 495 TFLOP/s, fp16: 990 TFLOP/s, bf16: 990 TFLOP/s, fp8: 1979 TFLOP/s}
   memory: 141 GB
   memory_bandwidth: 4.8 TB/s
-  efficiency: [[1e7, 0.02], [1e8, 0.1], [1e9, 0.35], [1e10, 0.6], [1e11, 0.75], [1e12, 0.8]]
-devices_per_node: 8
+)") + kHopperPeaksAndCurve + "devices_per_node: 8\n";
+
+// H100 SXM: 80 GB HBM3 at 3.35 TB/s, the same NVLink 4 / NVSwitch as the H200 (recalled).
+const std::string kH100Device = std::string(R"(device:
+  name: H100-SXM-80GB
+  memory: 80 GB
+  memory_bandwidth: 3.35 TB/s
+)") + kHopperPeaksAndCurve + "devices_per_node: 8\n";
+
+const std::string kH100 = std::string(R"(name: h100
+description: one HGX H100 node; 8x H100 SXM 80 GB, NVLink 4 through NVSwitch
+)") + kH100Device + R"(nodes: 1
+network:
+  - {name: nvswitch, alpha: 5 us, bandwidth: 450 GB/s, ranks: node}
 )";
 
 const std::string kH200 = std::string(R"(name: h200
@@ -152,7 +170,7 @@ network:
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> all{{"abci", kAbci},     {"summit", kSummit},
                                        {"dgx1-v100", kDgx1}, {"dgx-a100", kDgxA100},
-                                       {"h200", kH200},     {"h200-pod", kH200Pod},
+                                       {"h100", kH100},     {"h200", kH200},     {"h200-pod", kH200Pod},
                                        {"local", kLocal}};
   return all;
 }

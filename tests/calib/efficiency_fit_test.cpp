@@ -78,6 +78,22 @@ TEST(EfficiencyFit, CurveNeverFalls) {
   EXPECT_EQ(fit.memoryBandwidth, 0);  // no element-wise calls
 }
 
+// A GPU's smallest calls run far below a millionth of its peak (1 kFLOP in 20 us against the
+// 330 TFLOP/s an H100's TF32 convolutions raised the peak to: 1.5e-7), which a cluster file
+// refused before; a call slower than the lowest efficiency a file may hold is held at it.
+TEST(EfficiencyFit, AGpusTinyCallsLeaveALoadableCurve) {
+  const double peak = 330e12;
+  const std::vector<TimedCall> calls{{30, 1, true, 1e-3}, {1e3, 1, true, 20e-6}, {3e9, 1, true, 3e9 / (peak * 0.5)}};
+  const DeviceFit fit = fitDevice(calls, peak, 0, /*weightReorders=*/false);
+  ASSERT_EQ(fit.efficiency.size(), 3U);
+  EXPECT_DOUBLE_EQ(fit.efficiency[0].efficiency, hw::kLowestEfficiency);
+  EXPECT_NEAR(fit.efficiency[1].efficiency, 1e3 / (peak * 20e-6), 1e-15);
+  EXPECT_LT(fit.efficiency[1].efficiency, 1e-6);
+  hw::Cluster cluster = hw::loadCluster("h100");
+  cluster.device.efficiency = fit.efficiency;
+  EXPECT_NO_THROW(cluster.validate("fitted.yaml"));
+}
+
 // A decade's efficiency is its work over its time, so the curve adds up to what its calls took
 // (a median of 0.5, 0.5 and 0.1 would be 0.5; the time says 3 / (2 + 10) = 0.25); a call faster
 // than the given peak raises the peak instead of being cut to it.
@@ -381,7 +397,7 @@ TEST(EfficiencyFit, ForwardReorderingAndOneSampleWeightTraffic) {
   EXPECT_TRUE(std::isfinite(gpu.peak));
   ASSERT_FALSE(gpu.efficiency.empty());
   for (const hw::EfficiencyPoint& p : gpu.efficiency) {
-    EXPECT_GE(p.efficiency, 1e-6);
+    EXPECT_GE(p.efficiency, hw::kLowestEfficiency);
     EXPECT_LE(p.efficiency, 1);
   }
 }

@@ -6,6 +6,7 @@
 #include <ATen/Context.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "comm/self/self_transport.hpp"
@@ -111,20 +112,39 @@ double worstOf(const std::vector<torch::Tensor>& got, const std::vector<torch::T
   return worst;
 }
 
+// Over several steps, each tensor's difference over the distance it travelled from `start` (both
+// at the tensor's own scale), at its largest: where training went, against how far it went.
+double worstAgainstTravel(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& reference,
+                          const std::vector<torch::Tensor>& start) {
+  double worst = 0;
+  for (std::size_t i = 0; i < std::min({got.size(), reference.size(), start.size()}); ++i) {
+    const double travel = std::max(relativeError(start[i], reference[i]), 1e-12);
+    worst = std::max(worst, relativeError(got[i], reference[i]) / travel);
+  }
+  return worst;
+}
+
 // The gradient engine's buffers on the GPU and SGD as multi-tensor kernels (one rank: one
 // group, updated after backward, whatever the order asked) against the CPU: one step equal
-// within fp32 rounding; over three steps the two devices may drift apart no more than two CPU
-// layouts of the same run do (NHWC against NCHW: the same arithmetic in another order), times 10.
+// within fp32 rounding. Over three steps rounding differences flip near-ties of max pooling
+// (which input a window's gradient goes to): two CPU layouts of the same run (NHWC against NCHW)
+// end 3.0e-3 apart on one machine and 2.8e-6 on another, and the H100 3.0e-3 from NHWC, all in
+// block1 and block2, a hundredth of the distance those weights travelled. So three steps are
+// held to 5 % of the distance travelled: a wrong momentum, learning rate or lost update moves
+// weights by a large part of it.
 TEST(Gpu, TrainingStepsLeaveTheCpuWeights) {
   fp32Only();
   const double oneStep = worstOf(trainSmallCnn(cuda(), false, 1), trainSmallCnn(torch::kCPU, true, 1));
+  const std::vector<torch::Tensor> start = trainSmallCnn(torch::kCPU, true, 0);
   const std::vector<torch::Tensor> cpu = trainSmallCnn(torch::kCPU, true, 3);
-  const double threeSteps = worstOf(trainSmallCnn(cuda(), false, 3), cpu);
-  const double layouts = worstOf(trainSmallCnn(torch::kCPU, false, 3), cpu);
+  const std::vector<torch::Tensor> gpu = trainSmallCnn(cuda(), false, 3);
+  const std::vector<torch::Tensor> otherLayout = trainSmallCnn(torch::kCPU, false, 3);
   EXPECT_LT(oneStep, 5e-5);
-  EXPECT_LT(threeSteps, std::max(1e-5, 10 * layouts));
+  const double againstTravel = worstAgainstTravel(gpu, cpu, start);
+  EXPECT_LT(againstTravel, 0.05);
   std::cout << "small-cnn: largest relative weight difference GPU against CPU " << oneStep << " after 1 step, "
-            << threeSteps << " after 3; two CPU layouts after 3: " << layouts << "\n";
+            << worstOf(gpu, cpu) << " after 3 (" << againstTravel << " of the distance travelled); two CPU layouts after 3: "
+            << worstOf(otherLayout, cpu) << " (" << worstAgainstTravel(otherLayout, cpu, start) << ")\n";
 }
 
 }  // namespace
