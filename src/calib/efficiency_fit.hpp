@@ -28,6 +28,11 @@ struct TimedCall {
   // and its weight-gradient pass move more than once (hw::WeightGradientTraffic); 0 for the rest.
   double accumulatedWeights = 0;
   double columnBytes = 0;  // a native convolution's column buffer per pass (hw::Device::nativeColumnTraffic)
+  // The bytes its model touched per pass at that batch (cost::workingSetBytes, no optimizer
+  // state), and the share of its weights that left in the cache (hw::Device::residentShare;
+  // fitDevice sets it from the cache share it is given).
+  double workingSet = 0;
+  double resident = 0;
   std::string layer;  // its name, for reports
 
   int backwardPasses() const { return (backwardData.flops > 0 ? 1 : 0) + (backwardWeight.flops > 0 ? 1 : 0); }
@@ -84,7 +89,15 @@ struct DeviceFit {
 // weight-gradient pass's per-sample accumulation). Off for a GPU's calls: cuDNN reads the
 // weights once, and the traffic fit there turned timing noise into near-zero compute times
 // (and an efficiency curve no cluster file accepts).
-DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead, bool weightReorders = true);
+// `residentRowsShare`: what is left of a fully connected layer's half-rate rows where its
+// weights are in the cache (the stream's rate from memory over its rate from the cache,
+// calib::CacheFit; 1: none), with each call's resident share of its weights (setResidentShares).
+DeviceFit fitDevice(const std::vector<TimedCall>& calls, double peak, double callOverhead, bool weightReorders = true,
+                    double residentRowsShare = 1);
+
+// Each call's share of its weights (and its backward passes') that a cache of `cacheShare` bytes
+// kept at its working set (hw::Device::residentShare; 0: none).
+void setResidentShares(std::vector<TimedCall>& calls, double cacheShare);
 
 // The largest counts the traffic fits try: a weight-gradient pass's per pass (and at one
 // sample), per sample, and the forward's reorder and a native call's column buffer.

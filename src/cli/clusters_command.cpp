@@ -61,6 +61,7 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"forward_weight_traffic", c.device.forwardWeightTraffic},
             {"native_column_traffic", c.device.nativeColumnTraffic},
             {"speed_probe_s", c.device.speedProbe},
+            {"cache_share_bytes", c.device.cacheShare},
             {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
@@ -128,6 +129,11 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
   if (c.device.nativeColumnTraffic > 0) {
     out << fmt::format("  native convolutions (LibTorch's own kernel): each pass moves its column buffer {:g}x\n",
                        c.device.nativeColumnTraffic);
+  }
+  if (c.device.cacheShare > 0) {
+    out << fmt::format("  cache: a rank keeps {:.0f} MiB of the last-level cache (weights its working set leaves there "
+                       "stream from it)\n",
+                       c.device.cacheShare / (1 << 20));
   }
   if (c.device.speedProbe > 0) {
     out << fmt::format("  speed probe: {:.2f} ms when measured (validate compares each run's)\n", c.device.speedProbe * 1e3);

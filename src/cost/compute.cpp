@@ -140,7 +140,10 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
                       s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
   const double depth = reductionDepth(layer) * s.inputChannels;
-  for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) pass->depth = depth;
+  for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) {
+    pass->depth = depth;
+    pass->resident = s.weightsResident;
+  }
   w.backwardWeight.weightGradient = true;
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
@@ -163,7 +166,8 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
                                 ? device.efficiencyOf(kernel, backward, std::log(work.flops)) *
-                                      device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient)
+                                      device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient,
+                                                         work.resident)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -189,7 +193,8 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double shape = device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth, pass.weightGradient);
+    const double shape =
+        device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth, pass.weightGradient, pass.resident);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * shape) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * shape;
@@ -278,7 +283,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double floorSeconds = rates.floorSecondsPerFlop;
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
   const double rows = p.positions * s.samples * s.spatial, depth = p.depth * s.inputChannels;
-  const double shapeFactor = p.weighted ? device.shapeFactor(p.kernel, rows, native, depth) : 1;
+  const double shapeFactor = p.weighted ? device.shapeFactor(p.kernel, rows, native, depth, false, s.weightsResident) : 1;
   const double weightShapeFactor =
       p.weighted && p.kernel >= 0 ? shapeFactor * device.kernels[p.kernel].weightShare(native, depth) : shapeFactor;
   double forwardEfficiency = -1;

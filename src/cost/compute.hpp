@@ -19,7 +19,21 @@ struct LocalShare {
   double inputSpatial = 1;    // fraction of input positions, halo included
   double inputChannels = 1;   // fraction of input channels (channel split)
   double outputChannels = 1;  // fraction of output channels (filter split)
+  // The share of the layer's weights still in the rank's cache at this call
+  // (hw::Device::residentShare of the rank's working set; 0: none).
+  double weightsResident = 0;
 };
+
+// The bytes a rank touches in a training step, between two uses of the same weights: its
+// weights, their gradients and `optimizerStates` copies more, its activations kept for backward
+// with their gradients, and the column buffers its native convolutions form in each of their
+// three passes (`columnBytes` a pass, summed over the layers; hw::Device::residentShare).
+// CosmoFlow 32^3's fc1 (4 MiB) ran at ResNet-18's fc's rate a byte inside its model, at
+// LeNet's alone: its one-sample convolutions form ~25 MB of columns a pass.
+inline double workingSetBytes(double weightBytes, double optimizerStates, double activationBytes,
+                              double columnBytes = 0) {
+  return weightBytes * (2 + optimizerStates) + 2 * activationBytes + 3 * columnBytes;
+}
 
 struct PassWork {
   double flops = 0;
@@ -32,6 +46,7 @@ struct PassWork {
   bool native = false;  // LibTorch runs it with its own kernel (runsNativeKernel)
   double depth = 0;     // its reduction depth: local input channels per group x kernel volume (0: unknown)
   bool weightGradient = false;  // the weight-gradient pass (hw::KernelCurves::narrowWeightDepth)
+  double resident = 0;  // the share of its weights in the cache (LocalShare::weightsResident)
 };
 
 // Which kernel LibTorch runs a matrix layer with, by its CPU build's dispatch (1.13,

@@ -184,6 +184,7 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.forwardWeightTraffic, 0, 64, "device.forward_weight_traffic");
   c.within(device.nativeColumnTraffic, 0, 64, "device.native_column_traffic");
   c.within(device.speedProbe, 0, Device::kMaxSpeedProbe, "device.speed_probe");
+  c.within(device.cacheShare, 0, 1e15, "device.cache_share");
   c.within(static_cast<double>(device.sharing.ranks), 1, 1e6, "device.sharing.ranks");
   c.within(device.sharing.aloneSpeedup, 1, 64, "device.sharing.alone_speedup");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
@@ -196,6 +197,8 @@ void validateDevice(const Device& device, const Checker& c) {
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
     c.within(device.kernels[k].halfRateRows, 0, 1e9, fmt::format("device.kernels.{}.half_rate_rows", kKernelKeys[k]));
     c.within(device.kernels[k].halfRateDepth, 0, 1e9, fmt::format("device.kernels.{}.half_rate_depth", kKernelKeys[k]));
+    c.within(device.kernels[k].residentRowsShare, 0, 1,
+             fmt::format("device.kernels.{}.resident_rows_share", kKernelKeys[k]));
     c.within(device.kernels[k].narrowWeightDepth, 0, 1e9,
              fmt::format("device.kernels.{}.narrow_weight_depth", kKernelKeys[k]));
     c.within(device.kernels[k].narrowWeightShare, 1e-3, 1,

@@ -69,8 +69,16 @@ struct KernelCurves {
   // sample they take at batch 2. The key says "one sample", where most of them are. <0: as
   // halfRateRows.
   double oneSampleHalfRateRows = -1;
-  double halfRateRowsAt(bool native) const {
-    return native && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
+  // What is left of the half-rate rows when the kernel's weights are still in the rank's cache
+  // since their last use (`resident`, hw::Device::residentShare): a fully connected layer reads
+  // each weight once per row, so over few rows its time is its weights streaming, from memory
+  // or from the cache. On this project's VMs (2 ranks) LeNet's fc1 (3.1 MiB, its whole model
+  // ~11 MiB) ran 325 us forward at 2 samples, ResNet-18's fc (2 MiB of a ~140 MiB step) 445 us
+  // and CosmoFlow 32^3's fc1 (4 MiB) 682 us: 105, 226 and 168 us a MiB. 1: no such effect.
+  double residentRowsShare = 1;
+  double halfRateRowsAt(bool native, double resident = 0) const {
+    const double rows = native && oneSampleHalfRateRows >= 0 ? oneSampleHalfRateRows : halfRateRows;
+    return resident > 0 ? rows * (1 - resident * (1 - residentRowsShare)) : rows;
   }
   // The reduction depth (input channels per group x kernel volume; a matrix product's input
   // features) at which the kernel runs at half its curve's rate: a product summing over few
@@ -92,10 +100,10 @@ struct KernelCurves {
   // Whether a weight pass's shape share can differ from the other passes'.
   bool weightPassDiffers() const { return narrowWeightDepth > 0 && narrowWeightShare != 1; }
   // The share of the curve's rate a call over `rows`, native or not, summing `depth` terms per
-  // output reaches (a weight pass: with `depth` weights per filter): rowsShare of each at its
-  // half rate (an unknown 0 costs nothing).
-  double shapeShare(double rows, bool native, double depth, bool weightPass = false) const {
-    return rowsShare(rows, halfRateRowsAt(native)) * rowsShare(depth, halfRateDepth) *
+  // output reaches (a weight pass: with `depth` weights per filter; `resident`: the share of
+  // its weights in the cache): rowsShare of each at its half rate (an unknown 0 costs nothing).
+  double shapeShare(double rows, bool native, double depth, bool weightPass = false, double resident = 0) const {
+    return rowsShare(rows, halfRateRowsAt(native, resident)) * rowsShare(depth, halfRateDepth) *
            (weightPass ? weightShare(native, depth) : 1);
   }
 };
@@ -214,8 +222,26 @@ struct Device {
   double efficiencyOf(int kernel, bool backward, double logFlops) const;
   // The share of its curve's rate a call of `kernel` reaches for its shape (KernelCurves::shapeShare;
   // native: cost::runsNativeKernel); 1 for no matrix kernel.
-  double shapeFactor(int kernel, double rows, bool native, double depth, bool weightPass = false) const {
-    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth, weightPass) : 1;
+  double shapeFactor(int kernel, double rows, bool native, double depth, bool weightPass = false,
+                     double resident = 0) const {
+    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth, weightPass, resident) : 1;
+  }
+  // Bytes of the last-level cache one rank keeps with its node's ranks computing at once
+  // (calibrate --quick and bench compute: a stream's rate over growing buffers, every rank at
+  // once; on this project's 2-core VMs 30-50 MiB a rank where the host reports 480 MiB shared).
+  // 0: not measured, no weights taken as resident.
+  double cacheShare = 0;
+  // The share of a layer's weights still in the cache at its next use when the rank touches
+  // `workingSet` bytes a step (cost::workingSetBytes): cacheShare / workingSet, at most 1.
+  double residentShare(double workingSet) const {
+    return cacheShare > 0 && workingSet > 0 ? std::min(1.0, cacheShare / workingSet) : 0;
+  }
+  bool weightsMayStayResident() const {
+    if (cacheShare <= 0) return false;
+    for (const KernelCurves& k : kernels) {
+      if (k.residentRowsShare < 1) return true;
+    }
+    return false;
   }
   // Whether a backward pass of `kernel` has a curve other than its forward's.
   bool backwardDiffers(int kernel) const;

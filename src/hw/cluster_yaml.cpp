@@ -40,7 +40,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
                  "weight_gradient_traffic", "forward_weight_traffic", "native_column_traffic", "receives_by_copy",
-                 "speed_probe", "sharing"});
+                 "speed_probe", "sharing", "cache_share"});
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -66,6 +66,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.nativeColumnTraffic = v.number("native_column_traffic", 0.0);
   d.receivesByCopy = v.boolean("receives_by_copy", false);
   if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
+  if (auto cache = v.find("cache_share")) d.cacheShare = cache->quantity(Quantity::kBytes);
   if (auto sharing = v.find("sharing")) {
     if (!sharing->isMap()) sharing->fail("expected a mapping {ranks: N, alone_speedup: X}");
     sharing->requireKeys({"ranks", "alone_speedup"});
@@ -81,12 +82,13 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
       if (!kernel) continue;
       kernel->requireKeys(
           {"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows", "half_rate_depth",
-           "narrow_weight_depth", "narrow_weight_share"});
+           "narrow_weight_depth", "narrow_weight_share", "resident_rows_share"});
       d.kernels[k].halfRateRows = kernel->number("half_rate_rows", 0.0);
       d.kernels[k].halfRateDepth = kernel->number("half_rate_depth", 0.0);
       d.kernels[k].narrowWeightDepth = kernel->number("narrow_weight_depth", 0.0);
       d.kernels[k].narrowWeightShare = kernel->number("narrow_weight_share", 1.0);
       d.kernels[k].oneSampleHalfRateRows = kernel->number("one_sample_half_rate_rows", -1.0);
+      d.kernels[k].residentRowsShare = kernel->number("resident_rows_share", 1.0);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
     }
@@ -261,6 +263,7 @@ std::string clusterYaml(const Cluster& c) {
   }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
   if (c.device.speedProbe > 0) y += fmt::format("  speed_probe: {:.6g}\n", c.device.speedProbe);
+  if (c.device.cacheShare > 0) y += fmt::format("  cache_share: {:.17g}\n", c.device.cacheShare);
   if (!c.device.sharing.isIdentity()) {
     y += fmt::format("  sharing: {{ranks: {}, alone_speedup: {:.6g}}}\n", c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
   }
@@ -277,7 +280,8 @@ std::string clusterYaml(const Cluster& c) {
   for (int k = 0; k < kKernels; ++k) {
     const KernelCurves& curves = c.device.kernels[k];
     if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
-        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers()) {
+        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers() &&
+        curves.residentRowsShare == 1) {
       continue;
     }
     if (!anyKernel) y += "  kernels:\n";
@@ -290,6 +294,9 @@ std::string clusterYaml(const Cluster& c) {
       y += fmt::format("      one_sample_half_rate_rows: {:.6g}\n", curves.oneSampleHalfRateRows);
     }
     if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
+    if (curves.residentRowsShare != 1) {
+      y += fmt::format("      resident_rows_share: {:.6g}\n", curves.residentRowsShare);
+    }
     if (curves.weightPassDiffers()) {
       y += fmt::format("      narrow_weight_depth: {:.6g}\n", curves.narrowWeightDepth);
       y += fmt::format("      narrow_weight_share: {:.6g}\n", curves.narrowWeightShare);

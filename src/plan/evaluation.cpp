@@ -148,6 +148,7 @@ class Evaluator {
     a_.reset(model_.size());
     splitLayers(model_, grid_, a_.splits);
     for (int i = 0; i < model_.size(); ++i) layerTerms(i);
+    if (cluster_.device.weightsMayStayResident()) priceResidentWeights();
     if (!grid_.ranksRunDifferentLayers()) skewWaits();
     if (grid_.pipeline > 1) {
       pipelineStages();
@@ -168,6 +169,7 @@ class Evaluator {
   void layerCompute(int i, const LayerSplit& sp) {
     cost::LocalShare share = sp.share;
     share.samples = samples_;
+    share.weightsResident = resident_;
     const cost::LayerTimes lt = cost::layerTimes(rates_, profiles_[i], share, model_.bytesPerElement(), logs_);
     const hw::Implementation& impl = cluster_.implementation;
     double slower = sharing_ * (sp.spatial || sp.channelSplit || sp.channelParallel ? 1 : impl.compute);
@@ -235,6 +237,37 @@ class Evaluator {
     // The input as the layer reads it (its block, its channel slice) and its local output.
     workspace_ = std::max(workspace_, inBytes * sp.share.inputSpatial * sp.share.inputChannels +
                                           outBytes * sp.share.spatial * sp.share.outputChannels);
+  }
+
+  // Kernels whose few-rows time is their weights streaming (hw::KernelCurves::residentRowsShare)
+  // stream them from the cache as far as the rank's working set between two uses of them (one
+  // pass: a pipeline's next micro-batch) leaves them there. Priced again once layerMemory has
+  // summed the rank's weights and activations; a pipeline's or placement's stages are cut
+  // later, so the rank's whole share of the model stands for its stage's (LeNet's fits either way).
+  void priceResidentWeights() {
+    const double workingSet = cost::workingSetBytes(localParams_ * model_.bytesPerElement(), in_.optimizerStatesPerWeight,
+                                                    activations_, columnBytes());
+    resident_ = cluster_.device.residentShare(workingSet);
+    if (resident_ <= 0) return;
+    for (int i = 0; i < model_.size(); ++i) {
+      const int kernel = profiles_[i].kernel;
+      if (kernel >= 0 && cluster_.device.kernels[kernel].residentRowsShare < 1) layerCompute(i, a_.splits[i]);
+    }
+  }
+
+  // The column buffers the rank's native convolutions form a pass (cost::workingSetBytes).
+  double columnBytes() const {
+    double bytes = 0;
+    for (int i = 0; i < model_.size(); ++i) {
+      const cost::LayerProfile& profile = profiles_[i];
+      if (profile.kernel < 0) continue;
+      cost::LocalShare share = a_.splits[i].share;
+      share.samples = samples_;
+      if (cost::runsNativeKernel(profile.native, share)) {
+        bytes += cost::columnElements(profile.native, profile.flops[0], share) * model_.bytesPerElement();
+      }
+    }
+    return bytes;
   }
 
   void layerTerms(int i) {
@@ -639,6 +672,7 @@ class Evaluator {
   const double sharing_;
   Evaluation e_;
   double localParams_ = 0;
+  double resident_ = 0;  // the share of the rank's weights in its cache (priceResidentWeights)
   double activations_ = 0;
   double workspace_ = 0;
   double haloBufferBytes_ = 0;

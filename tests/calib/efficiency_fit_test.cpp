@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "calib/cache_share.hpp"
 #include "cost/compute.hpp"
 #include "hw/presets.hpp"
 
@@ -105,6 +106,71 @@ TEST(EfficiencyFit, DecadesAddUpAndAFasterCallRaisesThePeak) {
   ASSERT_EQ(fit.efficiency.size(), 2U);
   EXPECT_NEAR(fit.efficiency[0].efficiency, 1e7 / (2e9 * (0.004 + 0.006 + 0.05)), 1e-12);
   EXPECT_NEAR(fit.efficiency[1].efficiency, 1, 1e-12);
+}
+
+// Fully connected calls over few and many rows, of a small model whose weights stay in a rank's
+// cache and of a large one whose do not: given what is left of the half-rate rows for resident
+// weights (the stream's rates), the fit finds the rows and the curve.
+TEST(EfficiencyFit, FindsTheRowsLeftWhereTheWeightsStayInTheCache) {
+  hw::Device truth;
+  truth.memoryBandwidth = 1e15;
+  truth.efficiency = {{1, 0.8}};
+  const int fc = static_cast<int>(hw::Kernel::kFullyConnected);
+  truth.kernels[fc] = {{{1, 0.8}}, {}, 64};
+  truth.kernels[fc].residentRowsShare = 0.5;
+  truth.cacheShare = 32.0 * (1 << 20);
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (const double workingSet : {8.0 * (1 << 20), 256.0 * (1 << 20)}) {
+    for (double flops = 2e6; flops < 5e9; flops *= 3) {
+      for (double rows = 1; rows <= 4096; rows *= 4) {
+        cost::PassWork work{flops, 1, rows};
+        work.resident = truth.residentShare(workingSet);
+        TimedCall c{flops, 1, true, passSeconds(truth, 1e11, work, false, fc), fc};
+        c.rows = rows;
+        c.workingSet = workingSet;
+        calls.push_back(c);
+      }
+    }
+  }
+  setResidentShares(calls, truth.cacheShare);
+  EXPECT_DOUBLE_EQ(calls.front().resident, 1);
+  EXPECT_DOUBLE_EQ(calls.back().resident, 0.125);
+  const DeviceFit fit = fitDevice(calls, 1e11, 0, true, 0.5);
+  EXPECT_EQ(fit.kernels[fc].halfRateRows, 64);
+  EXPECT_DOUBLE_EQ(fit.kernels[fc].residentRowsShare, 0.5);
+  for (const hw::EfficiencyPoint& p : fit.kernels[fc].forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
+  // Without the residence the same calls fit no half-rate rows exactly.
+  setResidentShares(calls, 0);
+  const DeviceFit blind = fitDevice(calls, 1e11, 0);
+  EXPECT_DOUBLE_EQ(blind.kernels[fc].residentRowsShare, 1);
+  bool exact = blind.kernels[fc].halfRateRows == 64;
+  for (const hw::EfficiencyPoint& p : blind.kernels[fc].forward) exact = exact && std::abs(p.efficiency - 0.8) < 1e-9;
+  EXPECT_FALSE(exact);
+}
+
+// SGD's stream over growing buffers, made by the residence model from a known share: the fit
+// gives the share back; rates that do not fall with size show no cache.
+TEST(CacheShare, FitsTheShareTheStreamsFellAt) {
+  const double share = 40.0 * (1 << 20), inCache = 30e9, inMemory = 12e9;
+  std::vector<StreamPoint> points;
+  for (const double bytes : streamSweepBytes()) {
+    const double resident = std::min(1.0, share / bytes);
+    points.push_back({bytes, 1 / (resident / inCache + (1 - resident) / inMemory)});
+  }
+  const CacheFit fit = fitCacheShare(points);
+  EXPECT_NEAR(fit.cacheShare / share, 1, 0.05);
+  EXPECT_DOUBLE_EQ(fit.inCache, inCache);
+  EXPECT_NEAR(fit.inMemory / inMemory, 1, 0.05);
+  for (StreamPoint& p : points) p.rate = inMemory;
+  EXPECT_EQ(fitCacheShare(points).cacheShare, 0);
+  // A real sweep: every size timed, each rate positive and finite.
+  const std::vector<StreamPoint> sweep = streamSweep();
+  ASSERT_EQ(sweep.size(), streamSweepBytes().size());
+  for (const StreamPoint& p : sweep) {
+    EXPECT_GT(p.rate, 1e8) << p.bytes;
+    EXPECT_TRUE(std::isfinite(p.rate)) << p.bytes;
+  }
 }
 
 // Calls of one FLOP count over few and many rows: the fit finds the rows at half rate.

@@ -273,6 +273,43 @@ TEST(ClusterYaml, SpeedProbeRoundTripsAndIsChecked) {
   }
 }
 
+// A rank's cache share and a kernel's rows left for resident weights: read, written, checked,
+// and a call whose weights are resident runs nearer its curve's rate.
+TEST(ClusterYaml, CacheShareAndResidentRowsRoundTripAndAreChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  EXPECT_EQ(base.find("cache_share"), std::string::npos);  // presets: not measured
+  std::string text = base;
+  text.insert(text.find("devices_per_node:"),
+              "  cache_share: 24 MiB\n  kernels:\n    fully_connected:\n      half_rate_rows: 4\n"
+              "      resident_rows_share: 0.4\n");
+  const Cluster c = loadClusterText(text, "cached");
+  EXPECT_DOUBLE_EQ(c.device.cacheShare, 24.0 * (1 << 20));
+  const KernelCurves& fc = c.device.kernels[static_cast<int>(Kernel::kFullyConnected)];
+  EXPECT_DOUBLE_EQ(fc.residentRowsShare, 0.4);
+  const Cluster again = loadClusterText(clusterYaml(c), "again");
+  EXPECT_DOUBLE_EQ(again.device.cacheShare, c.device.cacheShare);
+  EXPECT_DOUBLE_EQ(again.device.kernels[static_cast<int>(Kernel::kFullyConnected)].residentRowsShare, 0.4);
+  EXPECT_TRUE(c.device.weightsMayStayResident());
+  // A quarter of a 96 MiB working set stays; over 2 rows at 4 half-rate rows: resident, 4 x 0.4.
+  EXPECT_DOUBLE_EQ(c.device.residentShare(96.0 * (1 << 20)), 0.25);
+  EXPECT_DOUBLE_EQ(c.device.residentShare(8.0 * (1 << 20)), 1);
+  EXPECT_DOUBLE_EQ(fc.shapeShare(2, false, 0, false, 1), 2 / (2 + 1.6));
+  EXPECT_DOUBLE_EQ(fc.shapeShare(2, false, 0, false, 0), 2 / (2 + 4.0));
+  const auto refused = [&](const std::string& entry, const std::string& expected) {
+    std::string bad = base;
+    bad.insert(bad.find("devices_per_node:"), entry);
+    try {
+      loadClusterText(bad, "bad.yaml");
+      ADD_FAILURE() << entry;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  refused("  cache_share: -1 MiB\n", "bad.yaml: device.cache_share");
+  refused("  kernels:\n    conv2d:\n      resident_rows_share: 1.5\n",
+          "bad.yaml: device.kernels.conv2d.resident_rows_share: expected a value in [0, 1], found 1.5");
+}
+
 TEST(ClusterYaml, CoreSharingRoundTripsAndIsChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   EXPECT_EQ(base.find("sharing"), std::string::npos);  // presets: a device per rank

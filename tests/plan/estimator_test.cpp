@@ -437,6 +437,23 @@ TEST_F(ThreeLayers, RanksComputingAloneRunAtTheAloneRate) {
   EXPECT_DOUBLE_EQ(hw::CoreSharing{}.factor(1), 1);
 }
 
+// A fully connected layer over few rows streams its weights: where the rank's working set
+// leaves them in its cache, at what is left of its half-rate rows for resident weights.
+TEST_F(ThreeLayers, AFullyConnectedLayersCachedWeightsStreamFaster) {
+  const int fc = static_cast<int>(hw::Kernel::kFullyConnected);
+  cluster.device.kernels[fc].halfRateRows = 64;
+  cluster.device.kernels[fc].residentRowsShare = 0.5;
+  cluster.device.prepare();
+  const Strategy two{"data", Grid{.data = 2}, 8};  // 4 samples a rank: 4 rows
+  const double uncached = Oracle(in).layerTimes(two)[3].forward;
+  cluster.device.cacheShare = 1 << 30;  // the whole working set
+  const double cached = Oracle(in).layerTimes(two)[3].forward;
+  EXPECT_NEAR(cached / uncached, (4.0 / (4 + 64)) / (4.0 / (4 + 32)), 1e-12);
+  const double convCached = Oracle(in).layerTimes(two)[1].forward;
+  cluster.device.cacheShare = 0;
+  EXPECT_EQ(convCached, Oracle(in).layerTimes(two)[1].forward);  // the convolution keeps its rate
+}
+
 TEST_F(ThreeLayers, LimitsNameWhatBreaks) {
   EXPECT_EQ(limitViolation(in, {"filter", Grid{.filter = 16}, 16}),
             "filter=16 needs 16 devices; cluster 'toy' has 4");

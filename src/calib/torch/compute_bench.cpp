@@ -258,6 +258,12 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     call.columnBytes = work.columnBytes;
     calls.push_back(call);
   }
+  // What the timed passes touch between two uses of a layer's weights (no optimizer runs here).
+  double columns = 0;
+  for (const TimedCall& c : calls) columns += c.columnBytes;
+  const double workingSet = cost::workingSetBytes(static_cast<double>(model.totals().params) * model.bytesPerElement(), 0,
+                                                  static_cast<double>(model.totals().activationBytes * batch), columns);
+  for (TimedCall& c : calls) c.workingSet = workingSet;
   return calls;
 }
 

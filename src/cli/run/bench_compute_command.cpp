@@ -172,7 +172,8 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                                    {"one_sample_half_rate_rows", c.oneSampleHalfRateRows},
                                    {"half_rate_depth", c.halfRateDepth},
                                    {"narrow_weight_depth", c.narrowWeightDepth},
-                                   {"narrow_weight_share", c.narrowWeightShare}};
+                                   {"narrow_weight_share", c.narrowWeightShare},
+                                   {"resident_rows_share", c.residentRowsShare}};
   }
   auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
     nlohmann::json out = nlohmann::json::array();
@@ -236,10 +237,12 @@ void run(Options& o, const CLI::App& command, Context& context) {
   if (o.json) {
     nlohmann::json j = fitJson(rows, cluster.name, m.fitted, m.fit, o.out);
     j["sharing"] = sharingJson(m);
+    j["cache"] = cacheJson(m);
     return printJson(j, context);
   }
   if (o.perCall) printCalls(m.timed, m.fitted, m.fitted.peak(o.dtype), out);
   printFit(rows, cluster.name, cluster.device, peak, m.fitted, m.fit, out);
+  out << cacheText(m) << '\n';
   out << sharingText(m) << '\n';
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }

@@ -88,6 +88,19 @@ void measureSharing(const comm::Communicator& comm, std::int64_t ranksPerNode, d
   m.fitted.sharing = {ranksPerNode, std::max(1.0, m.probeAtOnce / m.probeAlone)};
 }
 
+// SGD's stream over each size of the sweep with every rank at once (a barrier before each
+// set), each rate the mean over the ranks, and the cache share fitted to them.
+void measureCache(const comm::Communicator& comm, double deadline, DeviceMeasurement& m, std::ostream& progress) {
+  progress << fmt::format("timing SGD's stream over {} to {} MiB with {} rank{} at once ...\n",
+                          calib::streamSweepBytes().front() / (1 << 20), calib::streamSweepBytes().back() / (1 << 20),
+                          comm.size(), comm.size() == 1 ? "" : "s");
+  progress.flush();
+  for (const calib::StreamPoint& p : calib::streamSweep([&] { comm::barrier(comm, deadline); })) {
+    m.stream.push_back({p.bytes, meanOverRanks(comm, p.rate, deadline)});
+  }
+  m.cache = calib::fitCacheShare(m.stream);
+}
+
 }  // namespace
 
 DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
@@ -104,6 +117,7 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
     return calib::speedProbeSeconds([&] { comm::barrier(comm, deadline); });
   };
   const double probeBefore = probe();
+  if (!bench.device.cuda()) measureCache(comm, deadline, m, progress);
   std::vector<graph::Model> models;
   for (const std::string& spec : bench.models) models.push_back(loadModel(sourceOf(spec)));
   std::vector<std::vector<std::vector<calib::TimedCall>>> rounds;  // per model and batch, per round
@@ -129,12 +143,14 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   for (const std::string& spec : bench.models) {
     for (const std::int64_t batch : bench.batches) {
       std::vector<calib::TimedCall> calls = typicalOverRanks(comm, medianOverRounds(rounds[at++]), deadline);
+      calib::setResidentShares(calls, m.cache.cacheShare);
       all.insert(all.end(), calls.begin(), calls.end());
       m.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec, std::move(calls));
     }
   }
-  m.fit = calib::fitDevice(all, peak, base.callOverhead, /*weightReorders=*/!bench.device.cuda());
+  m.fit = calib::fitDevice(all, peak, base.callOverhead, /*weightReorders=*/!bench.device.cuda(), m.cache.residentRowsShare());
   m.fitted = base;
+  m.fitted.cacheShare = m.cache.cacheShare;
   if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;
   if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
   if (!m.fit.bandwidthCurve.empty()) m.fitted.bandwidthCurve = m.fit.bandwidthCurve;
@@ -180,11 +196,12 @@ std::string halfRateRowsText(const hw::Device& device) {
   std::string text;
   for (int k = 0; k < hw::kKernels; ++k) {
     const hw::KernelCurves& c = device.kernels[k];
-    const bool anyShape =
-        c.halfRateRows > 0 || c.oneSampleHalfRateRows > 0 || c.halfRateDepth > 0 || c.weightPassDiffers();
+    const bool anyShape = c.halfRateRows > 0 || c.oneSampleHalfRateRows > 0 || c.halfRateDepth > 0 ||
+                          c.weightPassDiffers() || c.residentRowsShare < 1;
     if (!anyShape) continue;
     text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
+    if (c.residentRowsShare < 1) text += fmt::format(", {:.0f} % of them with its weights in the cache", c.residentRowsShare * 100);
     if (c.halfRateDepth > 0) text += fmt::format(", depth {:g}", c.halfRateDepth);
     if (c.weightPassDiffers()) {
       text += fmt::format(", weight pass at {:.0f} % under {:g} weights a filter", c.narrowWeightShare * 100,
@@ -194,12 +211,36 @@ std::string halfRateRowsText(const hw::Device& device) {
   return text;
 }
 
+std::string cacheText(const DeviceMeasurement& m) {
+  if (m.stream.empty()) return "cache: not measured (a GPU's layers)";
+  const double narrowest = m.stream.front().bytes / (1 << 20), widest = m.stream.back().bytes / (1 << 20);
+  if (m.cache.cacheShare <= 0) {
+    return fmt::format("cache: SGD's stream ran {:.1f} GB/s at most and {:.1f} GB/s over {:g} MiB: no cache share to tell "
+                       "(device.cache_share 0: no weights taken as resident)",
+                       m.cache.inCache / 1e9, m.cache.inMemory / 1e9, widest);
+  }
+  return fmt::format("cache: SGD's stream ({:g} to {:g} MiB, each rank at once) ran {:.1f} GB/s from the cache and {:.1f} GB/s "
+                     "from memory: a rank keeps {:.0f} MiB (device.cache_share), and a fully connected layer whose weights "
+                     "stay there streams them {:.1f}x as fast (its resident_rows_share {:.2f})",
+                     narrowest, widest, m.cache.inCache / 1e9, m.cache.inMemory / 1e9, m.cache.cacheShare / (1 << 20),
+                     m.cache.inCache / m.cache.inMemory, m.cache.residentRowsShare());
+}
+
 std::string sharingText(const DeviceMeasurement& m) {
   const hw::CoreSharing& s = m.fitted.sharing;
   if (m.probeAlone <= 0) return "sharing: not measured (one rank a node, or a GPU each): the figures are a rank's alone";
   return fmt::format("sharing: one rank alone ran the speed probe in {:.2f} ms, each with {} ranks a node at once {:.2f} ms: a rank "
                      "alone computes {:.2f}x as fast (device.sharing; a job with fewer ranks a node is predicted so)",
                      m.probeAlone * 1e3, s.ranks, m.probeAtOnce * 1e3, s.aloneSpeedup);
+}
+
+nlohmann::json cacheJson(const DeviceMeasurement& m) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const calib::StreamPoint& p : m.stream) points.push_back({{"bytes", p.bytes}, {"bytes_per_s", p.rate}});
+  return {{"share_bytes", m.cache.cacheShare},
+          {"in_cache_bytes_per_s", m.cache.inCache},
+          {"in_memory_bytes_per_s", m.cache.inMemory},
+          {"stream", points}};
 }
 
 nlohmann::json sharingJson(const DeviceMeasurement& m) {

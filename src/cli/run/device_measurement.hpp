@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "calib/cache_share.hpp"
 #include "calib/efficiency_fit.hpp"
 #include "comm/communicator.hpp"
 #include "core/compute_device.hpp"
@@ -39,6 +40,10 @@ struct DeviceMeasurement {
   // The speed probe's seconds with the node's ranks at once (their mean) and with rank 0
   // alone, the medians of the pairs that gave fitted.sharing (0: not measured).
   double probeAtOnce = 0, probeAlone = 0;
+  // SGD's stream over growing buffers, every rank at once (the mean over them), and the cache
+  // share fitted to it (CPU cores only; a GPU keeps fitted.cacheShare 0).
+  std::vector<calib::StreamPoint> stream;
+  calib::CacheFit cache;
 };
 
 // Collective over `comm`: every rank times the same passes at once (lined up by a barrier with
@@ -60,11 +65,17 @@ std::string halfRateRowsText(const hw::Device& device);
 // How many times per sample a convolution's weight-gradient pass moves its weights (and a note
 // on the counts at the largest the fit tries).
 std::string weightTrafficText(const hw::Device& device);
+// "cache: SGD's stream ran 29.8 GB/s at most and 12.4 GB/s over 256 MiB, each rank at once: a
+// rank keeps 41 MiB of cache (device.cache_share)", or why none was fitted.
+std::string cacheText(const DeviceMeasurement& m);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
 // "sharing: one rank alone ran the speed probe in 6.18 ms, each with 2 ranks a node at once
 // 7.11 ms: a rank alone computes 1.15x as fast (...)", or why it was not measured.
 std::string sharingText(const DeviceMeasurement& m);
+// {"share_bytes", "in_cache_bytes_per_s", "in_memory_bytes_per_s", "stream": [{"bytes", "bytes_per_s"}]}
+// (docs/json-output.md).
+nlohmann::json cacheJson(const DeviceMeasurement& m);
 // {"ranks", "alone_speedup", "probe_at_once_s", "probe_alone_s"} (docs/json-output.md).
 nlohmann::json sharingJson(const DeviceMeasurement& m);
 

@@ -338,6 +338,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   out << '\n' << weightTrafficText(d);
   out << '\n' << speedProbeText(d);
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
+  out << cacheText(r.device) << '\n';
   out << sharingText(r.device) << '\n';
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
@@ -437,6 +438,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
           {"efficiency", efficiency}, {"speed_probe_s", r.calibrated.device.speedProbe},
           {"sharing", sharingJson(r.device)},
+          {"cache", cacheJson(r.device)},
           {"traffic_counts_at_limit", calib::trafficCountsAtTheirLimit(r.calibrated.device)},
           {"wire_conversion_bytes_per_s",
            {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
