@@ -261,6 +261,23 @@ DeviceRates::DeviceRates(const hw::Device& d, double peakFlops)
       secondsPerByte(1 / d.memoryBandwidth),
       floorSecondsPerFlop(d.efficiencyFloor > 0 ? 1 / (peakFlops * d.efficiencyFloor) : 0) {}
 
+double nativeColumnBytes(const LayerProfile& profile, const LocalShare& share, int bytesPerElement) {
+  if (profile.kernel < 0 || !runsNativeKernel(profile.native, share)) return 0;
+  return columnElements(profile.native, profile.flops[0], share) * bytesPerElement;
+}
+
+double wholeModelResidentShare(const graph::Model& model, const std::vector<LayerProfile>& profiles,
+                               const hw::Device& device, double samples, double optimizerStates) {
+  if (!device.weightsMayStayResident()) return 0;
+  LocalShare share;
+  share.samples = samples;
+  double columns = 0;
+  for (const LayerProfile& profile : profiles) columns += nativeColumnBytes(profile, share, model.bytesPerElement());
+  const graph::ModelTotals& totals = model.totals();
+  return device.residentShare(workingSetBytes(static_cast<double>(totals.params) * model.bytesPerElement(), optimizerStates,
+                                              static_cast<double>(totals.activationBytes) * samples, columns));
+}
+
 LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const LocalShare& s, int bytesPerElement,
                       LogMemo& logs) {
   if (p.view) return {};

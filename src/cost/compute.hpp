@@ -172,6 +172,16 @@ struct DeviceRates {
   double floorSecondsPerFlop;   // 1 / (peak x the curve's lowest efficiency); 0 without a floor
 };
 
+// The bytes of the column buffer a native call of the layer `profile` describes forms in a
+// pass over `share` (0 where it runs another kernel, or is no matrix kernel).
+double nativeColumnBytes(const LayerProfile& profile, const LocalShare& share, int bytesPerElement);
+
+// The share of its weights a rank holding the whole model over `samples` a pass keeps in its
+// cache (hw::Device::residentShare of workingSetBytes; 0 where the device takes none as
+// resident): what a pipeline's stage cut and a placement's operations are priced with.
+double wholeModelResidentShare(const graph::Model& model, const std::vector<LayerProfile>& profiles,
+                               const hw::Device& device, double samples, double optimizerStates = 1);
+
 // Equal to layerTimes(device, peak, layerWork(layer, ...)) for the layer `profile` describes.
 LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& profile, const LocalShare& share,
                       int bytesPerElement, LogMemo& logs);

@@ -259,13 +259,9 @@ class Evaluator {
   double columnBytes() const {
     double bytes = 0;
     for (int i = 0; i < model_.size(); ++i) {
-      const cost::LayerProfile& profile = profiles_[i];
-      if (profile.kernel < 0) continue;
       cost::LocalShare share = a_.splits[i].share;
       share.samples = samples_;
-      if (cost::runsNativeKernel(profile.native, share)) {
-        bytes += cost::columnElements(profile.native, profile.flops[0], share) * model_.bytesPerElement();
-      }
+      bytes += cost::nativeColumnBytes(profiles_[i], share, model_.bytesPerElement());
     }
     return bytes;
   }

@@ -126,9 +126,11 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
   const double sharing = cluster.sharingFactor(ranks);
   const cost::DeviceRates rates(cluster.device, cluster.device.peak("fp32"));
   cost::LogMemo logs;
+  const std::vector<cost::LayerProfile> profiles = cost::profileLayers(model);
   cost::LocalShare share;
   share.samples = samples;
-  const std::vector<cost::LayerProfile> profiles = cost::profileLayers(model);
+  share.weightsResident =
+      cost::wholeModelResidentShare(model, profiles, cluster.device, samples, optimizerStatesPerWeight);
   std::vector<double> forward, backward;
   for (int i = 0; i < model.size(); ++i) {
     const cost::LayerTimes t = cost::layerTimes(rates, profiles[i], share, model.bytesPerElement(), logs);

@@ -89,9 +89,11 @@ std::vector<int> modelStages(const graph::Model& model, int stages, const hw::De
   }
   const cost::DeviceRates rates(*device, device->peak("fp32"));
   cost::LogMemo logs;
+  const std::vector<cost::LayerProfile> profiles = cost::profileLayers(model);
   cost::LocalShare share;
   share.samples = samples;
-  for (const cost::LayerProfile& profile : cost::profileLayers(model)) {
+  share.weightsResident = cost::wholeModelResidentShare(model, profiles, *device, samples);
+  for (const cost::LayerProfile& profile : profiles) {
     const cost::LayerTimes t = cost::layerTimes(rates, profile, share, model.bytesPerElement(), logs);
     weights.push_back(t.forward + t.backwardData + t.backwardWeight);
   }
