@@ -72,8 +72,8 @@ struct KernelCurves {
   // What is left of the half-rate rows when the kernel's weights are still in the rank's cache
   // since their last use (`resident`, hw::Device::residentShare): a fully connected layer reads
   // each weight once per row, so over few rows its time is its weights streaming, from memory
-  // or from the cache. On this project's VMs (2 ranks) LeNet's fc1 (3.1 MiB, its whole model
-  // ~11 MiB) ran 325 us forward at 2 samples, ResNet-18's fc (2 MiB of a ~140 MiB step) 445 us
+  // or from the cache. On this project's VMs (2 ranks) LeNet's fc1 (3.1 MiB, ~8 MiB touched a
+  // step) ran 325 us forward at 2 samples, ResNet-18's fc (2 MiB of a ~100 MiB step) 445 us
   // and CosmoFlow 32^3's fc1 (4 MiB) 682 us: 105, 226 and 168 us a MiB. 1: no such effect.
   double residentRowsShare = 1;
   double halfRateRowsAt(bool native, double resident = 0) const {
@@ -228,7 +228,8 @@ struct Device {
   }
   // Bytes of the last-level cache one rank keeps with its node's ranks computing at once
   // (calibrate --quick and bench compute: a stream's rate over growing buffers, every rank at
-  // once; on this project's 2-core VMs 30-50 MiB a rank where the host reports 480 MiB shared).
+  // once; on this project's 2-core VMs 21-35 MiB a rank at 2 ranks and 19 MiB at 4, where the
+  // host reports 480 MiB of L3 shared with its other tenants).
   // 0: not measured, no weights taken as resident.
   double cacheShare = 0;
   // The share of a layer's weights still in the cache at its next use when the rank touches
@@ -236,6 +237,7 @@ struct Device {
   double residentShare(double workingSet) const {
     return cacheShare > 0 && workingSet > 0 ? std::min(1.0, cacheShare / workingSet) : 0;
   }
+  // Whether any kernel's time depends on the residence (the oracle skips pricing it otherwise).
   bool weightsMayStayResident() const {
     if (cacheShare <= 0) return false;
     for (const KernelCurves& k : kernels) {
