@@ -181,19 +181,19 @@ struct KernelSearch {
     return true;
   }
 
-  // Every half-rate rows (for batches and one sample) and depth, the weight pass's narrow
-  // filters and the resident weights' share of the rows as `narrow` says.
-  bool tryRowsAndDepths(const hw::KernelCurves& narrow, const std::vector<double>& oneSampleCandidates) {
+  // Every half-rate rows (for batches and one sample) and depth, the other figures
+  // (the weight pass's narrow filters, the rows left for resident weights) as `held` says.
+  bool tryRowsAndDepths(const hw::KernelCurves& held, const std::vector<double>& oneSampleCandidates) {
     const std::vector<double> candidates = halfRateCandidates();
     for (const double depth : halfRateDepthCandidates()) {
       for (const double half : candidates) {
         for (const double oneSampleHalf : oneSampleCandidates) {
           if (!tryShape({.halfRateRows = half,
                          .oneSampleHalfRateRows = oneSampleHalf,
-                         .residentRowsShare = narrow.residentRowsShare,
+                         .residentRowsShare = held.residentRowsShare,
                          .halfRateDepth = depth,
-                         .narrowWeightDepth = narrow.narrowWeightDepth,
-                         .narrowWeightShare = narrow.narrowWeightShare})) {
+                         .narrowWeightDepth = held.narrowWeightDepth,
+                         .narrowWeightShare = held.narrowWeightShare})) {
             return false;
           }
         }
@@ -508,10 +508,8 @@ cost::PassWork TimedCall::weightPass(const hw::WeightGradientTraffic& traffic) c
 }
 
 void setResidentShares(std::vector<TimedCall>& calls, double cacheShare) {
-  hw::Device cache;
-  cache.cacheShare = cacheShare;
   for (TimedCall& c : calls) {
-    c.resident = cache.residentShare(c.workingSet);
+    c.resident = hw::residentShare(cacheShare, c.workingSet);
     c.backwardData.resident = c.backwardWeight.resident = c.resident;
   }
 }

@@ -266,16 +266,21 @@ double nativeColumnBytes(const LayerProfile& profile, const LocalShare& share, i
   return columnElements(profile.native, profile.flops[0], share) * bytesPerElement;
 }
 
-double wholeModelResidentShare(const graph::Model& model, const std::vector<LayerProfile>& profiles,
-                               const hw::Device& device, double samples, double optimizerStates) {
-  if (!device.weightsMayStayResident()) return 0;
+double wholeModelWorkingSet(const graph::Model& model, const std::vector<LayerProfile>& profiles, double samples,
+                            double optimizerStates) {
   LocalShare share;
   share.samples = samples;
   double columns = 0;
   for (const LayerProfile& profile : profiles) columns += nativeColumnBytes(profile, share, model.bytesPerElement());
   const graph::ModelTotals& totals = model.totals();
-  return device.residentShare(workingSetBytes(static_cast<double>(totals.params) * model.bytesPerElement(), optimizerStates,
-                                              static_cast<double>(totals.activationBytes) * samples, columns));
+  return workingSetBytes(static_cast<double>(totals.params) * model.bytesPerElement(), optimizerStates,
+                         static_cast<double>(totals.activationBytes) * samples, columns);
+}
+
+double wholeModelResidentShare(const graph::Model& model, const std::vector<LayerProfile>& profiles,
+                               const hw::Device& device, double samples, double optimizerStates) {
+  if (!device.weightsMayStayResident()) return 0;
+  return device.residentShare(wholeModelWorkingSet(model, profiles, samples, optimizerStates));
 }
 
 LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const LocalShare& s, int bytesPerElement,

@@ -176,9 +176,13 @@ struct DeviceRates {
 // pass over `share` (0 where it runs another kernel, or is no matrix kernel).
 double nativeColumnBytes(const LayerProfile& profile, const LocalShare& share, int bytesPerElement);
 
-// The share of its weights a rank holding the whole model over `samples` a pass keeps in its
-// cache (hw::Device::residentShare of workingSetBytes; 0 where the device takes none as
-// resident): what a pipeline's stage cut and a placement's operations are priced with.
+// workingSetBytes of a rank holding the whole model over `samples` a pass.
+double wholeModelWorkingSet(const graph::Model& model, const std::vector<LayerProfile>& profiles, double samples,
+                            double optimizerStates);
+
+// The share of its weights such a rank keeps in its cache (hw::Device::residentShare; 0 where the
+// device takes none as resident): what a pipeline's stage cut and a placement's operations are
+// priced with.
 double wholeModelResidentShare(const graph::Model& model, const std::vector<LayerProfile>& profiles,
                                const hw::Device& device, double samples, double optimizerStates = 1);
 

@@ -53,6 +53,13 @@ inline double rowsShare(double rows, double halfRateRows) {
   return halfRateRows > 0 && rows > 0 ? rows / (rows + halfRateRows) : 1;
 }
 
+// The share of a rank's weights still in a cache of `cacheShare` bytes at their next use when
+// the rank touches `workingSet` bytes between two uses (cost::workingSetBytes): cacheShare /
+// workingSet, at most 1; 0 without a cache share.
+inline double residentShare(double cacheShare, double workingSet) {
+  return cacheShare > 0 && workingSet > 0 ? std::min(1.0, cacheShare / workingSet) : 0;
+}
+
 // Whether a call over `samples` is over one sample (0: unknown, a batch).
 inline bool isOneSample(double samples) { return samples > 0 && samples < 1.5; }
 
@@ -232,11 +239,7 @@ struct Device {
   // host reports 480 MiB of L3 shared with its other tenants).
   // 0: not measured, no weights taken as resident.
   double cacheShare = 0;
-  // The share of a layer's weights still in the cache at its next use when the rank touches
-  // `workingSet` bytes a step (cost::workingSetBytes): cacheShare / workingSet, at most 1.
-  double residentShare(double workingSet) const {
-    return cacheShare > 0 && workingSet > 0 ? std::min(1.0, cacheShare / workingSet) : 0;
-  }
+  double residentShare(double workingSet) const { return hw::residentShare(cacheShare, workingSet); }
   // Whether any kernel's time depends on the residence (the oracle skips pricing it otherwise).
   bool weightsMayStayResident() const {
     if (cacheShare <= 0) return false;

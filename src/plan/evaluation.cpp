@@ -142,13 +142,14 @@ class Evaluator {
         k_(k), micro_(grid_.pipeline > 1 ? std::max(1, s.microBatches) : 1),
         samples_(static_cast<double>(s.globalBatch) / grid_.data / micro_),
         rates_(cluster_.device, cluster_.device.peak(in.dtype)), groups_(cluster_, grid_, k),
-        sharing_(cluster_.sharingFactor(grid_.total())) {}
+        sharing_(cluster_.sharingFactor(grid_.total())),
+        pricesResidence_(cluster_.device.weightsMayStayResident()) {}
 
   Evaluation run() {
     a_.reset(model_.size());
     splitLayers(model_, grid_, a_.splits);
     for (int i = 0; i < model_.size(); ++i) layerTerms(i);
-    if (cluster_.device.weightsMayStayResident()) priceResidentWeights();
+    if (pricesResidence_) priceResidentWeights();
     if (!grid_.ranksRunDifferentLayers()) skewWaits();
     if (grid_.pipeline > 1) {
       pipelineStages();
@@ -237,6 +238,12 @@ class Evaluator {
     // The input as the layer reads it (its block, its channel slice) and its local output.
     workspace_ = std::max(workspace_, inBytes * sp.share.inputSpatial * sp.share.inputChannels +
                                           outBytes * sp.share.spatial * sp.share.outputChannels);
+    // A native convolution's column buffer passes through the cache too (priceResidentWeights).
+    if (pricesResidence_ && profile.kernel >= 0) {
+      cost::LocalShare share = sp.share;
+      share.samples = samples_;
+      columns_ += cost::nativeColumnBytes(profile, share, delta);
+    }
   }
 
   // Kernels whose few-rows time is their weights streaming (hw::KernelCurves::residentRowsShare)
@@ -246,24 +253,13 @@ class Evaluator {
   // later, so the rank's whole share of the model stands for its stage's (LeNet's fits either way).
   void priceResidentWeights() {
     const double workingSet = cost::workingSetBytes(localParams_ * model_.bytesPerElement(), in_.optimizerStatesPerWeight,
-                                                    activations_, columnBytes());
+                                                    activations_, columns_);
     resident_ = cluster_.device.residentShare(workingSet);
     if (resident_ <= 0) return;
     for (int i = 0; i < model_.size(); ++i) {
       const int kernel = profiles_[i].kernel;
       if (kernel >= 0 && cluster_.device.kernels[kernel].residentRowsShare < 1) layerCompute(i, a_.splits[i]);
     }
-  }
-
-  // The column buffers the rank's native convolutions form a pass (cost::workingSetBytes).
-  double columnBytes() const {
-    double bytes = 0;
-    for (int i = 0; i < model_.size(); ++i) {
-      cost::LocalShare share = a_.splits[i].share;
-      share.samples = samples_;
-      bytes += cost::nativeColumnBytes(profiles_[i], share, model_.bytesPerElement());
-    }
-    return bytes;
   }
 
   void layerTerms(int i) {
@@ -668,7 +664,11 @@ class Evaluator {
   const double sharing_;
   Evaluation e_;
   double localParams_ = 0;
-  double resident_ = 0;  // the share of the rank's weights in its cache (priceResidentWeights)
+  // Whether some kernel's time depends on its weights staying in the rank's cache, and then the
+  // share of them that does and the native convolutions' column bytes a pass.
+  const bool pricesResidence_;
+  double resident_ = 0;
+  double columns_ = 0;
   double activations_ = 0;
   double workspace_ = 0;
   double haloBufferBytes_ = 0;

@@ -259,10 +259,8 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     calls.push_back(call);
   }
   // What the timed passes touch between two uses of a layer's weights (no optimizer runs here).
-  double columns = 0;
-  for (const TimedCall& c : calls) columns += c.columnBytes;
-  const double workingSet = cost::workingSetBytes(static_cast<double>(model.totals().params) * model.bytesPerElement(), 0,
-                                                  static_cast<double>(model.totals().activationBytes * batch), columns);
+  const double workingSet =
+      cost::wholeModelWorkingSet(model, cost::profileLayers(model), static_cast<double>(batch), /*optimizerStates=*/0);
   for (TimedCall& c : calls) c.workingSet = workingSet;
   return calls;
 }

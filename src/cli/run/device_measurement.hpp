@@ -65,8 +65,9 @@ std::string halfRateRowsText(const hw::Device& device);
 // How many times per sample a convolution's weight-gradient pass moves its weights (and a note
 // on the counts at the largest the fit tries).
 std::string weightTrafficText(const hw::Device& device);
-// "cache: SGD's stream ran 29.8 GB/s at most and 12.4 GB/s over 256 MiB, each rank at once: a
-// rank keeps 41 MiB of cache (device.cache_share)", or why none was fitted.
+// "cache: SGD's stream (4 to 256 MiB, each rank at once) ran 29.3 GB/s from the cache and 10.7
+// GB/s from memory: a rank keeps 29 MiB (device.cache_share), and a fully connected layer ...",
+// or why none was fitted.
 std::string cacheText(const DeviceMeasurement& m);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
