@@ -74,13 +74,20 @@ std::vector<Distribution> layerCandidates(const graph::Layer& layer, int ranks, 
   return out;
 }
 
-double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std::int64_t batch) {
+double residentShareOfSearch(const PlanInputs& in, int ranks, std::int64_t batch) {
+  const graph::Model& m = *in.model;
+  return cost::wholeModelResidentShare(m, cost::profileLayers(m), in.cluster->device,
+                                       static_cast<double>(batch) / ranks, in.optimizerStatesPerWeight);
+}
+
+double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std::int64_t batch, double weightsResident) {
   const graph::Model& m = *in.model;
   const graph::Layer& layer = m.layer(index);
   const hw::Cluster& c = *in.cluster;
   const graph::TensorShape& x = layer.inputs.empty() ? layer.output : m.layer(layer.inputs.front()).output;
   cost::LocalShare share;
   share.samples = static_cast<double>(batch) / d.sample;
+  share.weightsResident = weightsResident;
   if (layer.output.rank() >= 2) {
     const std::vector<int> splits = splitsOf(d, layer.output.rank());
     for (int i = 0; i < layer.output.rank(); ++i) {
@@ -139,6 +146,7 @@ double shuffleSeconds(const PlanInputs& in, double bytesPerSample, const Distrib
 LayerSearchResult searchDistributions(const PlanInputs& in, int ranks, std::int64_t batch) {
   const graph::Model& m = *in.model;
   const int n = m.size();
+  const double resident = residentShareOfSearch(in, ranks, batch);
   std::vector<std::vector<Distribution>> cand(n);
   std::vector<std::vector<double>> own(n), best(n);
   std::vector<std::vector<int>> from(n);
@@ -151,7 +159,7 @@ LayerSearchResult searchDistributions(const PlanInputs& in, int ranks, std::int6
     own[i].resize(cand[i].size());
     best[i].assign(cand[i].size(), kInfinity);
     from[i].assign(cand[i].size(), -1);
-    for (std::size_t k = 0; k < cand[i].size(); ++k) own[i][k] = layerSeconds(in, i, cand[i][k], batch);
+    for (std::size_t k = 0; k < cand[i].size(); ++k) own[i][k] = layerSeconds(in, i, cand[i][k], batch, resident);
   }
   for (std::size_t k = 0; k < cand[0].size(); ++k) best[0][k] = own[0][k];
   for (int i = 1; i < n; ++i) {
@@ -188,13 +196,14 @@ LayerSearchResult bruteForceDistributions(const PlanInputs& in, int ranks, std::
   const int n = m.size();
   std::vector<std::vector<Distribution>> cand(n);
   for (int i = 0; i < n; ++i) cand[i] = layerCandidates(m.layer(i), ranks, batch);
+  const double resident = residentShareOfSearch(in, ranks, batch);
   std::vector<int> choice(n, 0);
   LayerSearchResult best;
   best.totalSeconds = kInfinity;
   while (true) {
     double total = 0;
     for (int i = 0; i < n; ++i) {
-      total += layerSeconds(in, i, cand[i][choice[i]], batch);
+      total += layerSeconds(in, i, cand[i][choice[i]], batch, resident);
       if (i > 0) total += incomingShuffles(in, i, cand[i - 1][choice[i - 1]], cand[i][choice[i]], batch);
     }
     if (total < best.totalSeconds) {

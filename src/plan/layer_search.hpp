@@ -28,7 +28,13 @@ struct LayerSearchResult {
 // the layer cannot be split p ways.
 std::vector<Distribution> layerCandidates(const graph::Layer& layer, int ranks, std::int64_t batch);
 
-double layerSeconds(const PlanInputs& inputs, int layer, const Distribution& d, std::int64_t batch);
+// `weightsResident`: the share of the layer's weights a rank keeps in its cache between two uses
+// (cost::LocalShare::weightsResident; residentShareOfSearch for the search's ranks).
+double layerSeconds(const PlanInputs& inputs, int layer, const Distribution& d, std::int64_t batch,
+                    double weightsResident = 0);
+// Every rank of a per-layer plan holds the whole model and a 1/ranks share of the batch's
+// activations, whatever each layer's split: the share of its weights it keeps in its cache.
+double residentShareOfSearch(const PlanInputs& inputs, int ranks, std::int64_t batch);
 double shuffleSeconds(const PlanInputs& inputs, double bytesPerSample, const Distribution& from,
                       const Distribution& to, std::int64_t batch);
 

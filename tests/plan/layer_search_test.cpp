@@ -48,6 +48,32 @@ TEST(LayerSearch, SmallBatchesPushLargeImagesToSpatialSplits) {
   EXPECT_EQ(searchDistributions(in, 4, 3).perLayer[model.find("fc")], (Distribution{1, 1, 1, 1, 4}));
 }
 
+// Every rank of a per-layer plan holds the whole model: a fully connected layer over few rows
+// streams its weights, faster where the rank's working set leaves them in its cache, as the
+// oracle prices a data-parallel step (estimator_test's AFullyConnectedLayersCachedWeightsStreamFaster).
+TEST(LayerSearch, PricesTheWeightsARankKeepsInItsCache) {
+  hw::Cluster cluster = testing::toyCluster();
+  const int kernel = static_cast<int>(hw::Kernel::kFullyConnected);
+  cluster.device.kernels[kernel].halfRateRows = 64;
+  cluster.device.kernels[kernel].residentRowsShare = 0.5;
+  cluster.device.prepare();
+  const graph::Model model = chain(8);
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  const int fc = model.find("fc");
+  EXPECT_EQ(residentShareOfSearch(in, 4, 16), 0);  // no cache share measured
+  const LayerSearchResult uncached = searchDistributions(in, 4, 16);
+  cluster.device.cacheShare = 1 << 30;  // the whole working set
+  EXPECT_EQ(residentShareOfSearch(in, 4, 16), 1);
+  const LayerSearchResult cached = searchDistributions(in, 4, 16);
+  ASSERT_EQ(cached.perLayer[fc], uncached.perLayer[fc]);
+  EXPECT_LT(cached.layerSeconds[fc], uncached.layerSeconds[fc]);
+  EXPECT_EQ(cached.layerSeconds[fc], layerSeconds(in, fc, cached.perLayer[fc], 16, 1));
+  EXPECT_EQ(uncached.layerSeconds[fc], layerSeconds(in, fc, uncached.perLayer[fc], 16, 0));
+  const int conv = model.find("c1");  // a convolution keeps its rate
+  EXPECT_EQ(layerSeconds(in, conv, cached.perLayer[conv], 16, 1), layerSeconds(in, conv, cached.perLayer[conv], 16, 0));
+  EXPECT_NEAR(bruteForceDistributions(in, 4, 16).totalSeconds, cached.totalSeconds, 1e-12 * cached.totalSeconds);
+}
+
 TEST(LayerSearch, CandidatesRespectExtentsAndBatch) {
   const graph::Model model = chain(8);
   for (const Distribution& d : layerCandidates(model.layer(1), 8, 4)) {
