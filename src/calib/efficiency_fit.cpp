@@ -291,6 +291,33 @@ Work typicalCalls(const std::vector<Work>& calls) {
   return sum;
 }
 
+// The squared log error of `calls` (amount: seconds at the reference rate) at `fraction` of it.
+double fractionError(const std::vector<Work>& calls, double fraction) {
+  double sum = 0;
+  for (const Work& w : calls) {
+    const double r = std::log(w.amount / fraction / w.seconds);
+    sum += r * r;
+  }
+  return sum;
+}
+
+// A flat rate is kept only where it cuts the kind's squared log error by this share or more.
+constexpr double kFlatGain = 0.1;
+
+// One memory kind's pass: its fraction of the curve, or of the flat bandwidth where that fits
+// its calls better (hw::MemoryEfficiency::flat). `calls[0]` at the curve, `calls[1]` flat.
+void fitMemoryKind(const std::vector<Work> (&calls)[2], int kind, int pass, DeviceFit& fit) {
+  double fraction[2] = {0, 0};
+  for (int v = 0; v < 2; ++v) {
+    const Work w = typicalCalls(calls[v]);
+    if (w.seconds > 0) fraction[v] = std::clamp(w.amount / w.seconds, 1e-4, 100.0);
+  }
+  if (fraction[0] <= 0) return;
+  const bool flat = fractionError(calls[1], fraction[1]) < (1 - kFlatGain) * fractionError(calls[0], fraction[0]);
+  fit.memoryEfficiency[kind][pass] = fraction[flat ? 1 : 0];
+  fit.memoryEfficiency.flat[kind][pass] = flat;
+}
+
 // Memory bandwidth and its curve from the streaming calls' forward passes, each decade's bytes
 // over its time (what a model's many small element-wise calls add up to); then per memory kind
 // and pass the fraction of that curve its calls reached, their time at the curve over their time.
@@ -314,25 +341,25 @@ void fitMemory(const std::vector<TimedCall>& calls, double callOverhead, DeviceF
   curve.memoryBandwidth = fit.memoryBandwidth;
   curve.bandwidthCurve = fit.bandwidthCurve;
   curve.prepare();
-  std::vector<Work> kinds[hw::kMemoryKinds][2];  // per call, amount: seconds at the curve
+  // Per call, amount: seconds at the curve ([0]) and at the flat bandwidth ([1]).
+  std::vector<Work> kinds[hw::kMemoryKinds][2][2];
   for (const TimedCall& c : calls) {
     if (c.matrix || c.memoryKind < 0) continue;
-    std::vector<Work>* kind = kinds[c.memoryKind];
+    auto (&kind)[2][2] = kinds[c.memoryKind];
     if (const double busy = c.seconds - callOverhead; c.bytes > 0 && busy > 0) {
-      kind[0].push_back({c.bytes * curve.secondsPerByte(c.bytes), busy});
+      kind[0][0].push_back({c.bytes * curve.secondsPerByte(c.bytes), busy});
+      kind[0][1].push_back({c.bytes / fit.memoryBandwidth, busy});
     }
     const int passes = c.backwardPasses();
     const double backwardBusy = c.backwardSeconds - passes * callOverhead;
     if (passes > 0 && c.backwardBytes() > 0 && backwardBusy > 0) {
       const double perPass = c.backwardBytes() / passes;
-      kind[1].push_back({c.backwardBytes() * curve.secondsPerByte(perPass), backwardBusy});
+      kind[1][0].push_back({c.backwardBytes() * curve.secondsPerByte(perPass), backwardBusy});
+      kind[1][1].push_back({c.backwardBytes() / fit.memoryBandwidth, backwardBusy});
     }
   }
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
-    for (int pass = 0; pass < 2; ++pass) {
-      const Work w = typicalCalls(kinds[k][pass]);
-      if (w.seconds > 0) fit.memoryEfficiency[k][pass] = std::clamp(w.amount / w.seconds, 1e-4, 100.0);
-    }
+    for (int pass = 0; pass < 2; ++pass) fitMemoryKind(kinds[k][pass], k, pass, fit);
   }
 }
 

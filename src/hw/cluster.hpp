@@ -36,9 +36,14 @@ inline constexpr const char* kMemoryKindKeys[] = {"pool2d", "pool3d", "normaliza
 inline constexpr int kMemoryKinds = 4;
 
 // Per memory kind, forward and backward: the fraction of the bandwidth curve its passes reach
-// (e[kind][0] forward, e[kind][1] backward); 1, the curve's, unless fitted.
+// (e[kind][0] forward, e[kind][1] backward); 1, the curve's, unless fitted. A `flat` pass runs
+// at that fraction of memory_bandwidth whatever its size instead of along the curve: a kind
+// bound by its own loop, not by the memory (LibTorch's max_pool3d forward on this project's
+// EPYC VM: 0.74-0.93 ms a MiB from 288 KiB to 1.1 GiB, where the curve ran 39-93 GB/s; priced
+// along the curve, its 1-9 MiB calls came out 20-50 % short).
 struct MemoryEfficiency {
   double of[kMemoryKinds][2];
+  bool flat[kMemoryKinds][2] = {};
   MemoryEfficiency() {
     for (double* pass : of) pass[0] = pass[1] = 1;
   }
@@ -165,7 +170,10 @@ struct Device {
   MemoryEfficiency memoryEfficiency;
   // Seconds per byte of a pass of `memoryKind` (-1: no kind of its own, the curve's).
   double secondsPerByte(double bytes, int memoryKind, bool backward) const {
-    return memoryKind < 0 ? secondsPerByte(bytes) : secondsPerByte(bytes) / memoryEfficiency[memoryKind][backward ? 1 : 0];
+    if (memoryKind < 0) return secondsPerByte(bytes);
+    const int pass = backward ? 1 : 0;
+    const double base = memoryEfficiency.flat[memoryKind][pass] ? 1 / memoryBandwidth : secondsPerByte(bytes);
+    return base / memoryEfficiency[memoryKind][pass];
   }
   // Fixed cost of launching one layer pass (kernel launches, framework dispatch): what keeps
   // a tiny local problem from running in proportion to its FLOPs.

@@ -98,9 +98,11 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     for (int k = 0; k < kMemoryKinds; ++k) {
       const auto kind = kinds->find(kMemoryKindKeys[k]);
       if (!kind) continue;
-      kind->requireKeys({"forward", "backward"});
+      kind->requireKeys({"forward", "backward", "forward_flat", "backward_flat"});
       d.memoryEfficiency[k][0] = kind->number("forward", 1.0);
       d.memoryEfficiency[k][1] = kind->number("backward", 1.0);
+      d.memoryEfficiency.flat[k][0] = kind->boolean("forward_flat", false);
+      d.memoryEfficiency.flat[k][1] = kind->boolean("backward_flat", false);
     }
   }
   return d;
@@ -305,10 +307,12 @@ std::string clusterYaml(const Cluster& c) {
   bool anyKind = false;
   for (int k = 0; k < kMemoryKinds; ++k) {
     const double* e = c.device.memoryEfficiency[k];
-    if (e[0] == 1 && e[1] == 1) continue;
+    const bool* flat = c.device.memoryEfficiency.flat[k];
+    if (e[0] == 1 && e[1] == 1 && !flat[0] && !flat[1]) continue;
     if (!anyKind) y += "  memory_efficiency:\n";
     anyKind = true;
-    y += fmt::format("    {}: {{forward: {:.6g}, backward: {:.6g}}}\n", kMemoryKindKeys[k], e[0], e[1]);
+    y += fmt::format("    {}: {{forward: {:.6g}, backward: {:.6g}{}{}}}\n", kMemoryKindKeys[k], e[0], e[1],
+                     flat[0] ? ", forward_flat: true" : "", flat[1] ? ", backward_flat: true" : "");
   }
   y += fmt::format("devices_per_node: {}\nnodes: {}\nnetwork:\n", c.devicesPerNode, c.nodes);
   for (const NetworkLevel& l : c.levels) {

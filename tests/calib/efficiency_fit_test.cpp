@@ -319,6 +319,40 @@ TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   EXPECT_NEAR(fit.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][0], 1, 1e-9);
 }
 
+// Where the memory's curve runs small calls faster, a kind whose time grows with its bytes alone
+// (a pooling loop: hw::MemoryEfficiency::flat) is fitted flat, one that rides the curve is not.
+TEST(EfficiencyFit, AKindBoundByItsOwnLoopRunsAtAFlatRate) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  truth.bandwidthCurve = {{1e5, 40e9}, {1e6, 30e9}, {1e7, 20e9}, {1e8, 10e9}};
+  const int pool = static_cast<int>(hw::MemoryKind::kPool3d);
+  const int norm = static_cast<int>(hw::MemoryKind::kNormalization);
+  truth.memoryEfficiency[pool][0] = 0.05;
+  truth.memoryEfficiency.flat[pool][0] = true;
+  truth.memoryEfficiency[norm][0] = 0.25;
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (const double bytes : {1e5, 1e6, 1e7, 1e8}) {  // one per decade: the curve's own points
+    for (const int kind : {-1, pool, norm}) {
+      calls.push_back({1, bytes, false, passSeconds(truth, 1e12, {1, bytes}, false, -1, kind), -1, kind});
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e12, 0);
+  EXPECT_TRUE(fit.memoryEfficiency.flat[pool][0]);
+  EXPECT_FALSE(fit.memoryEfficiency.flat[norm][0]);
+  EXPECT_FALSE(fit.memoryEfficiency.flat[static_cast<int>(hw::MemoryKind::kElementwise)][0]);
+  // The pool's calls all at the same ratio to their time, what the flat rate adds up to.
+  hw::Device fitted;
+  fitted.memoryBandwidth = fit.memoryBandwidth;
+  fitted.bandwidthCurve = fit.bandwidthCurve;
+  fitted.memoryEfficiency = fit.memoryEfficiency;
+  fitted.prepare();
+  for (const TimedCall& c : calls) {
+    if (c.memoryKind != pool) continue;
+    EXPECT_NEAR(passSeconds(fitted, 1e12, {1, c.bytes}, false, -1, pool) / c.seconds, 1, 1e-9) << c.bytes;
+  }
+}
+
 // One call far slower than its kind's others (a large fresh gradient's pages faulting in) is
 // not the kind's rate: summed in, this one (the largest, 50x its rate) would put the
 // element-wise backward below 0.02 of the curve instead of 0.6.

@@ -90,6 +90,8 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kPool2d)][1] = 0.2;
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kNormalization)][0] = 0.25;
   c.device.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][1] = 1.5;
+  c.device.memoryEfficiency.flat[static_cast<int>(hw::MemoryKind::kPool3d)][0] = true;
+  c.device.memoryEfficiency.flat[static_cast<int>(hw::MemoryKind::kNormalization)][1] = true;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].halfRateRows = 96;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].halfRateRows = 8;
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].oneSampleHalfRateRows = 6;
@@ -264,6 +266,13 @@ TEST(Compute, MemoryKindsStreamAtTheirFractionOfTheBandwidth) {
   // 1e6 FLOPs on the matrix curve (0.001 of the peak) would take 1 ms: a kind's take 1 us.
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, {1e6, 1e3}, false, -1, static_cast<int>(hw::MemoryKind::kElementwise)), 1e-6);
   EXPECT_NEAR(passSeconds(d, 1e12, {1e6, 1e3}), 1e-3, 1e-12);
+  // Along a curve that runs small calls 4x faster, unless the pass is flat.
+  d.bandwidthCurve = {{1e4, 4e9}, {1e8, 1e9}};
+  d.prepare();
+  EXPECT_NEAR(passSeconds(d, 1e12, {1e3, 1e4}, false, -1, pool), 1e4 / 4e9 / 0.25, 1e-15);
+  d.memoryEfficiency.flat[pool][0] = true;
+  EXPECT_NEAR(passSeconds(d, 1e12, {1e3, 1e4}, false, -1, pool), 1e4 / 1e9 / 0.25, 1e-15);
+  EXPECT_NEAR(passSeconds(d, 1e12, {1e3, 1e4}, true, -1, pool), 1e4 / 4e9 / 0.5, 1e-15);  // backward: the curve
   graph::ModelBuilder b("t", graph::TensorShape{4, {8, 8, 8}});
   const int pooled = b.maxPool("p", b.conv("c", 0, {.filters = 4, .kernel = {3}, .padding = {1}}), {.kernel = {2}});
   const graph::Model m = std::move(b).build();

@@ -225,6 +225,15 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0], 0.03);
   EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][1], 0.2);
   EXPECT_DOUBLE_EQ(k.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool2d)][0], 1);
+  EXPECT_FALSE(k.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][0]);
+  refused(withKinds("    pool3d: {forward: 0.03, backward: 0.2, forward_flat: 2}\n"), "forward_flat");
+  const Cluster f = loadClusterText(withKinds("    pool3d: {forward: 0.03, backward: 1, forward_flat: true}\n"), "flat");
+  EXPECT_TRUE(f.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][0]);
+  EXPECT_FALSE(f.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][1]);
+  const Cluster again = loadClusterText(clusterYaml(f), "written flat");
+  EXPECT_TRUE(again.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][0]);
+  EXPECT_FALSE(again.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][1]);
+  EXPECT_DOUBLE_EQ(again.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0], 0.03);
   std::string rows = base;
   rows.insert(rows.find("devices_per_node:"), "  kernels:\n    conv2d:\n      one_sample_half_rate_rows: -4\n");
   refused(rows, "odd.yaml: device.kernels.conv2d.one_sample_half_rate_rows: expected a value in [0, 1e+09], found -4");

@@ -163,7 +163,9 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
   }
   nlohmann::json kinds = nlohmann::json::object();
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
-    kinds[hw::kMemoryKindKeys[k]] = {{"forward", fitted.memoryEfficiency[k][0]}, {"backward", fitted.memoryEfficiency[k][1]}};
+    kinds[hw::kMemoryKindKeys[k]] = {{"forward", fitted.memoryEfficiency[k][0]}, {"backward", fitted.memoryEfficiency[k][1]},
+                                     {"forward_flat", fitted.memoryEfficiency.flat[k][0]},
+                                     {"backward_flat", fitted.memoryEfficiency.flat[k][1]}};
   }
   nlohmann::json kernels;
   for (int k = 0; k < hw::kKernels; ++k) {

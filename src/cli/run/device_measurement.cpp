@@ -186,8 +186,10 @@ double meanOverRanks(const comm::Communicator& comm, double value, double deadli
 std::string memoryKindsText(const hw::Device& device) {
   std::string text;
   for (int k = 0; k < hw::kMemoryKinds; ++k) {
-    text += fmt::format("{}{} {:.0f}%, {:.0f}%", k == 0 ? "" : "  ", hw::kMemoryKindKeys[k],
-                        device.memoryEfficiency[k][0] * 100, device.memoryEfficiency[k][1] * 100);
+    const bool* flat = device.memoryEfficiency.flat[k];
+    text += fmt::format("{}{} {:.0f}%{}, {:.0f}%{}", k == 0 ? "" : "  ", hw::kMemoryKindKeys[k],
+                        device.memoryEfficiency[k][0] * 100, flat[0] ? " flat" : "", device.memoryEfficiency[k][1] * 100,
+                        flat[1] ? " flat" : "");
   }
   return text;
 }
