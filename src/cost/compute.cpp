@@ -315,8 +315,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
     const double kindEfficiency = p.memoryKind < 0 ? 1 : device.memoryEfficiency[p.memoryKind][direction];
     // A flat kind's pass runs at its share of the memory bandwidth whatever its size (each pass
     // of a memory kind, a batch norm's weight pass too, moves `bytes`).
-    if (p.memoryKind >= 0 && device.memoryEfficiency.flat[p.memoryKind][direction]) bytesSeconds = bytes * rates.secondsPerByte;
-    const double passBytesSeconds = hasBytes ? bytesSeconds / kindEfficiency : 0;
+    const bool flat = p.memoryKind >= 0 && device.memoryEfficiency.flat[p.memoryKind][direction];
+    const double passBytesSeconds = hasBytes ? (flat ? bytes * rates.secondsPerByte : bytesSeconds) / kindEfficiency : 0;
     if (flops <= 0 && passBytesSeconds <= 0) return 0.0;
     if (flops <= 0) return device.callOverhead + passBytesSeconds;
     const double shape = k == 2 ? weightShapeFactor : shapeFactor;

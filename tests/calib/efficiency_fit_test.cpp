@@ -108,18 +108,29 @@ TEST(EfficiencyFit, DecadesAddUpAndAFasterCallRaisesThePeak) {
   EXPECT_NEAR(fit.efficiency[1].efficiency, 1, 1e-12);
 }
 
+// A device whose `kernel` runs at `efficiency` at every size, shaped by `shape`'s half-rate
+// rows and depth, with memory fast enough that no call is memory-bound.
+hw::Device computeBound(hw::Kernel kernel, double efficiency, hw::KernelCurves shape) {
+  hw::Device d;
+  d.memoryBandwidth = 1e15;
+  d.efficiency = {{1, efficiency}};
+  shape.forward = {{1, efficiency}};
+  d.kernels[static_cast<int>(kernel)] = shape;
+  d.prepare();
+  return d;
+}
+
+hw::Device computeBoundConvolutions(double efficiency, hw::KernelCurves shape) {
+  return computeBound(hw::Kernel::kConv2d, efficiency, shape);
+}
+
 // Fully connected calls over few and many rows, of a small model whose weights stay in a rank's
 // cache and of a large one whose do not: given what is left of the half-rate rows for resident
 // weights (the stream's rates), the fit finds the rows and the curve.
 TEST(EfficiencyFit, FindsTheRowsLeftWhereTheWeightsStayInTheCache) {
-  hw::Device truth;
-  truth.memoryBandwidth = 1e15;
-  truth.efficiency = {{1, 0.8}};
-  const int fc = static_cast<int>(hw::Kernel::kFullyConnected);
-  truth.kernels[fc] = {{{1, 0.8}}, {}, 64};
-  truth.kernels[fc].residentRowsShare = 0.5;
+  hw::Device truth = computeBound(hw::Kernel::kFullyConnected, 0.8, {.halfRateRows = 64, .residentRowsShare = 0.5});
   truth.cacheShare = 32.0 * (1 << 20);
-  truth.prepare();
+  const int fc = static_cast<int>(hw::Kernel::kFullyConnected);
   std::vector<TimedCall> calls;
   for (const double workingSet : {8.0 * (1 << 20), 256.0 * (1 << 20)}) {
     for (double flops = 2e6; flops < 5e9; flops *= 3) {
@@ -175,12 +186,8 @@ TEST(CacheShare, FitsTheShareTheStreamsFellAt) {
 
 // Calls of one FLOP count over few and many rows: the fit finds the rows at half rate.
 TEST(EfficiencyFit, FindsTheRowsAtWhichAKernelRunsAtHalfRate) {
-  hw::Device truth;
-  truth.memoryBandwidth = 1e15;
-  truth.efficiency = {{1, 0.8}};
+  const hw::Device truth = computeBoundConvolutions(0.8, {.halfRateRows = 128});
   const int conv = static_cast<int>(hw::Kernel::kConv2d);
-  truth.kernels[conv] = {{{1, 0.8}}, {}, 128};
-  truth.prepare();
   std::vector<TimedCall> calls;
   for (double flops = 2e6; flops < 5e9; flops *= 3) {
     for (double rows = 8; rows <= 8192; rows *= 4) {
@@ -192,18 +199,6 @@ TEST(EfficiencyFit, FindsTheRowsAtWhichAKernelRunsAtHalfRate) {
   const DeviceFit fit = fitDevice(calls, 1e11, 0);
   EXPECT_EQ(fit.kernels[conv].halfRateRows, 128);
   for (const hw::EfficiencyPoint& p : fit.kernels[conv].forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
-}
-
-// A device whose convolutions run at `efficiency` at every size, shaped by `shape`'s half-rate
-// rows and depth, with memory fast enough that no call is memory-bound.
-hw::Device computeBoundConvolutions(double efficiency, hw::KernelCurves shape) {
-  hw::Device d;
-  d.memoryBandwidth = 1e15;
-  d.efficiency = {{1, efficiency}};
-  shape.forward = {{1, efficiency}};
-  d.kernels[static_cast<int>(hw::Kernel::kConv2d)] = shape;
-  d.prepare();
-  return d;
 }
 
 // Batches over many rows at one half rate, single samples at another (LibTorch's one-sample

@@ -9,6 +9,21 @@ namespace {
 
 const std::string kData = PARAXIS_TEST_DATA;
 
+// Loading `text` as `file` fails with a ConfigError whose message holds `expected`.
+void expectRefused(const std::string& text, const std::string& file, const std::string& expected) {
+  try {
+    loadClusterText(text, file);
+    ADD_FAILURE() << "accepted " << text;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
+// `base` with `entry` at the end of its device section.
+std::string withDeviceEntry(std::string base, const std::string& entry) {
+  return base.insert(base.find("devices_per_node:"), entry);
+}
+
 TEST(Presets, AllLoadAndValidate) {
   for (const Preset& preset : presets()) {
     const Cluster c = loadCluster(preset.name);
@@ -187,14 +202,7 @@ TEST(ClusterYaml, WireConversionRatesAreReadWithUnitsAndChecked) {
 
 TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
-  auto refused = [&](const std::string& text, const std::string& expected) {
-    try {
-      loadClusterText(text, "odd.yaml");
-      ADD_FAILURE() << "accepted " << text;
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
-  };
+  auto refused = [](const std::string& text, const std::string& expected) { expectRefused(text, "odd.yaml", expected); };
   refused(base + "implementation:\n  skew: 1.5\n", "odd.yaml: implementation.skew: expected a value in [0, 1], found 1.5");
   refused(base + "implementation:\n  sync_wait: -0.001\n",
           "odd.yaml: implementation.sync_wait: expected a value in [0, 1], found -0.001");
@@ -214,10 +222,7 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   const Cluster c = loadClusterText(base + "implementation:\n  skew: 0.05\n", "skewed");
   EXPECT_DOUBLE_EQ(c.implementation.skew, 0.05);
   EXPECT_FALSE(c.implementation.isIdentity());
-  auto withKinds = [&](const std::string& kinds) {
-    std::string text = base;
-    return text.insert(text.find("devices_per_node:"), "  memory_efficiency:\n" + kinds);
-  };
+  auto withKinds = [&](const std::string& kinds) { return withDeviceEntry(base, "  memory_efficiency:\n" + kinds); };
   refused(withKinds("    pool3d: {forward: 0, backward: 1}\n"),
           "odd.yaml: device.memory_efficiency.pool3d.forward: expected a value in [0.0001, 100], found 0");
   refused(withKinds("    pool4d: {forward: 1, backward: 1}\n"), "pool4d");
@@ -234,18 +239,11 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   EXPECT_TRUE(again.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][0]);
   EXPECT_FALSE(again.device.memoryEfficiency.flat[static_cast<int>(MemoryKind::kPool3d)][1]);
   EXPECT_DOUBLE_EQ(again.device.memoryEfficiency[static_cast<int>(MemoryKind::kPool3d)][0], 0.03);
-  std::string rows = base;
-  rows.insert(rows.find("devices_per_node:"), "  kernels:\n    conv2d:\n      one_sample_half_rate_rows: -4\n");
-  refused(rows, "odd.yaml: device.kernels.conv2d.one_sample_half_rate_rows: expected a value in [0, 1e+09], found -4");
-  std::string depth = base;
-  depth.insert(depth.find("devices_per_node:"), "  kernels:\n    conv2d:\n      half_rate_depth: -1\n");
-  refused(depth, "odd.yaml: device.kernels.conv2d.half_rate_depth: expected a value in [0, 1e+09], found -1");
-  std::string narrow = base;
-  narrow.insert(narrow.find("devices_per_node:"), "  kernels:\n    conv3d:\n      narrow_weight_share: 0\n");
-  refused(narrow, "odd.yaml: device.kernels.conv3d.narrow_weight_share: expected a value in [0.001, 1], found 0");
+  refused(withDeviceEntry(base, "  kernels:\n    conv2d:\n      one_sample_half_rate_rows: -4\n"), "odd.yaml: device.kernels.conv2d.one_sample_half_rate_rows: expected a value in [0, 1e+09], found -4");
+  refused(withDeviceEntry(base, "  kernels:\n    conv2d:\n      half_rate_depth: -1\n"), "odd.yaml: device.kernels.conv2d.half_rate_depth: expected a value in [0, 1e+09], found -1");
+  refused(withDeviceEntry(base, "  kernels:\n    conv3d:\n      narrow_weight_share: 0\n"), "odd.yaml: device.kernels.conv3d.narrow_weight_share: expected a value in [0.001, 1], found 0");
   auto withTraffic = [&](const std::string& traffic) {
-    std::string text = base;
-    return text.insert(text.find("devices_per_node:"), "  weight_gradient_traffic: " + traffic + "\n");
+    return withDeviceEntry(base, "  weight_gradient_traffic: " + traffic + "\n");
   };
   refused(withTraffic("{per_pass: 2, per_sample: -1}"),
           "odd.yaml: device.weight_gradient_traffic.per_sample: expected a value in [0, 64], found -1");
@@ -257,29 +255,17 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   EXPECT_EQ(t.device.weightGradientTraffic.oneSample, -1);  // as a batch
   refused(withTraffic("{per_pass: 2, one_sample: 65}"),
           "odd.yaml: device.weight_gradient_traffic.one_sample: expected a value in [-1, 64], found 65");
-  std::string reorder = base;
-  reorder.insert(reorder.find("devices_per_node:"), "  forward_weight_traffic: -2\n");
-  refused(reorder, "odd.yaml: device.forward_weight_traffic: expected a value in [0, 64], found -2");
+  refused(withDeviceEntry(base, "  forward_weight_traffic: -2\n"), "odd.yaml: device.forward_weight_traffic: expected a value in [0, 64], found -2");
 }
 
 TEST(ClusterYaml, SpeedProbeRoundTripsAndIsChecked) {
-  std::string text = clusterYaml(loadCluster("abci"));
-  text.insert(text.find("devices_per_node:"), "  speed_probe: 12 ms\n");
-  const Cluster c = loadClusterText(text, "probe");
+  const Cluster c = loadClusterText(withDeviceEntry(clusterYaml(loadCluster("abci")), "  speed_probe: 12 ms\n"), "probe");
   EXPECT_DOUBLE_EQ(c.device.speedProbe, 0.012);
   EXPECT_DOUBLE_EQ(loadClusterText(clusterYaml(c), "again").device.speedProbe, 0.012);
   EXPECT_EQ(loadCluster("abci").device.speedProbe, 0);  // presets are not measured
   EXPECT_EQ(clusterYaml(loadCluster("abci")).find("speed_probe"), std::string::npos);
-  std::string slow = clusterYaml(loadCluster("abci"));
-  slow.insert(slow.find("devices_per_node:"), "  speed_probe: 90\n");
-  try {
-    loadClusterText(slow, "slow.yaml");
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("slow.yaml: device.speed_probe: expected a value in [0, 60], found 90"),
-              std::string::npos)
-        << e.what();
-  }
+  expectRefused(withDeviceEntry(clusterYaml(loadCluster("abci")), "  speed_probe: 90\n"), "slow.yaml",
+                "slow.yaml: device.speed_probe: expected a value in [0, 60], found 90");
 }
 
 // A rank's cache share and a kernel's rows left for resident weights: read, written, checked,
@@ -287,11 +273,9 @@ TEST(ClusterYaml, SpeedProbeRoundTripsAndIsChecked) {
 TEST(ClusterYaml, CacheShareAndResidentRowsRoundTripAndAreChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   EXPECT_EQ(base.find("cache_share"), std::string::npos);  // presets: not measured
-  std::string text = base;
-  text.insert(text.find("devices_per_node:"),
-              "  cache_share: 24 MiB\n  kernels:\n    fully_connected:\n      half_rate_rows: 4\n"
-              "      resident_rows_share: 0.4\n");
-  const Cluster c = loadClusterText(text, "cached");
+  const Cluster c = loadClusterText(withDeviceEntry(base, "  cache_share: 24 MiB\n  kernels:\n    fully_connected:\n"
+                                                          "      half_rate_rows: 4\n      resident_rows_share: 0.4\n"),
+                                    "cached");
   EXPECT_DOUBLE_EQ(c.device.cacheShare, 24.0 * (1 << 20));
   const KernelCurves& fc = c.device.kernels[static_cast<int>(Kernel::kFullyConnected)];
   EXPECT_DOUBLE_EQ(fc.residentRowsShare, 0.4);
@@ -305,14 +289,7 @@ TEST(ClusterYaml, CacheShareAndResidentRowsRoundTripAndAreChecked) {
   EXPECT_DOUBLE_EQ(fc.shapeShare(2, false, 0, false, 1), 2 / (2 + 1.6));
   EXPECT_DOUBLE_EQ(fc.shapeShare(2, false, 0, false, 0), 2 / (2 + 4.0));
   const auto refused = [&](const std::string& entry, const std::string& expected) {
-    std::string bad = base;
-    bad.insert(bad.find("devices_per_node:"), entry);
-    try {
-      loadClusterText(bad, "bad.yaml");
-      ADD_FAILURE() << entry;
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
+    expectRefused(withDeviceEntry(base, entry), "bad.yaml", expected);
   };
   refused("  cache_share: -1 MiB\n", "bad.yaml: device.cache_share");
   refused("  kernels:\n    conv2d:\n      resident_rows_share: 1.5\n",
@@ -322,23 +299,14 @@ TEST(ClusterYaml, CacheShareAndResidentRowsRoundTripAndAreChecked) {
 TEST(ClusterYaml, CoreSharingRoundTripsAndIsChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   EXPECT_EQ(base.find("sharing"), std::string::npos);  // presets: a device per rank
-  std::string text = base;
-  text.insert(text.find("devices_per_node:"), "  sharing: {ranks: 2, alone_speedup: 1.25}\n");
-  const Cluster c = loadClusterText(text, "shared");
+  const Cluster c = loadClusterText(withDeviceEntry(base, "  sharing: {ranks: 2, alone_speedup: 1.25}\n"), "shared");
   EXPECT_EQ(c.device.sharing.ranks, 2);
   EXPECT_DOUBLE_EQ(c.device.sharing.aloneSpeedup, 1.25);
   const Cluster again = loadClusterText(clusterYaml(c), "again");
   EXPECT_EQ(again.device.sharing.ranks, 2);
   EXPECT_DOUBLE_EQ(again.device.sharing.aloneSpeedup, 1.25);
   const auto refused = [&](const std::string& entry, const std::string& expected) {
-    std::string bad = base;
-    bad.insert(bad.find("devices_per_node:"), "  sharing: " + entry + "\n");
-    try {
-      loadClusterText(bad, "bad.yaml");
-      ADD_FAILURE() << entry;
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
+    expectRefused(withDeviceEntry(base, "  sharing: " + entry + "\n"), "bad.yaml", expected);
   };
   refused("{ranks: 2, alone_speedup: 0.9}", "bad.yaml: device.sharing.alone_speedup: expected a value in [1, 64], found 0.9");
   refused("{ranks: 0, alone_speedup: 2}", "ranks");
