@@ -8,7 +8,9 @@
 # local: 2 ranks on this machine; hosts: 2 network-namespace hosts joined by a 1 Gbit/s link
 # (scripts/netns-hosts.sh). Models: small-cnn and ResNet-18 at 64x64, 32 samples per rank.
 # paraxis runs 2-D convolutions channels-last; DDP runs PyTorch's default layout (NCHW) unless
-# DDP_CHANNELS_LAST=1, which gives it paraxis's layout too.
+# DDP_CHANNELS_LAST=1, which gives it paraxis's layout too. VARIANT=NAME=VALUE (a paraxis knob's
+# variable, e.g. PARAXIS_COMM_THREAD_SLICE=0) also runs paraxis with it, in the same turns, and
+# prints its median and its ratio to paraxis's defaults.
 set -euo pipefail
 runs=${1:-3}
 where=${2:-both}
@@ -27,9 +29,11 @@ launch() {  # launch SETTING PROGRAM ARGS...
   fi
 }
 
-paraxis_rate() {  # paraxis_rate SETTING MODEL
+paraxis_rate() {  # paraxis_rate SETTING MODEL [NAME=VALUE]
   local json; json=$(mktemp /tmp/paraxis-train.XXXXXX)
-  launch "$1" "$paraxis" train --model "$2" --input 64 --classes 10 --data synthetic --synthetic-samples 4096 \
+  local variant=()
+  [ -n "${3:-}" ] && variant=(-x "$3")
+  launch "$1" "${variant[@]}" "$paraxis" train --model "$2" --input 64 --classes 10 --data synthetic --synthetic-samples 4096 \
     --batch-per-rank 32 --iterations $((iterations + 3)) --threads 1 --quiet --report "$json" >/dev/null
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples_per_second"])' "$json"
   rm -f "$json"
@@ -45,17 +49,22 @@ settings=(local hosts)
 [ "$where" = both ] || settings=("$where")
 for setting in "${settings[@]}"; do
   for model in small-cnn resnet18; do
-    ours=(); theirs=()
+    ours=(); theirs=(); variants=()
     for ((i = 1; i <= runs; i++)); do
       ours+=("$(paraxis_rate "$setting" "$model")")
       theirs+=("$(ddp_rate "$setting" "$model")")
-      echo "  $setting $model run $i: paraxis ${ours[-1]} samples/s, DDP ${theirs[-1]}" >&2
+      [ -n "${VARIANT:-}" ] && variants+=("$(paraxis_rate "$setting" "$model" "$VARIANT")")
+      echo "  $setting $model run $i: paraxis ${ours[-1]} samples/s, DDP ${theirs[-1]}${VARIANT:+, paraxis with $VARIANT ${variants[-1]}}" >&2
     done
-    /usr/bin/python3 - "$setting" "$model" "${ours[*]}" "${theirs[*]}" <<'PY'
+    /usr/bin/python3 - "$setting" "$model" "${ours[*]}" "${theirs[*]}" "${variants[*]}" "${VARIANT:-}" <<'PY'
 import statistics, sys
-setting, model, ours, theirs = sys.argv[1], sys.argv[2], list(map(float, sys.argv[3].split())), list(map(float, sys.argv[4].split()))
+setting, model = sys.argv[1], sys.argv[2]
+ours, theirs = list(map(float, sys.argv[3].split())), list(map(float, sys.argv[4].split()))
 o, t = statistics.median(ours), statistics.median(theirs)
 print(f"{setting:<6} {model:<10} paraxis {o:8.1f} samples/s   DDP {t:8.1f} samples/s   paraxis/DDP {o / t:.2f}x  (medians of {len(ours)})")
+if sys.argv[6]:
+    v = statistics.median(map(float, sys.argv[5].split()))
+    print(f"{setting:<6} {model:<10} with {sys.argv[6]}: {v:8.1f} samples/s   /DDP {v / t:.2f}x   defaults / it {o / v:.2f}x")
 PY
   done
 done

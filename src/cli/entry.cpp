@@ -18,6 +18,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "core/thread_slice.hpp"
 
 namespace {
 
@@ -39,6 +40,7 @@ int run(int argc, char** argv, const paraxis::cli::Runtime* runtime) {
   cli::Context context{Knobs::load(cli::knobTable(), processEnvironment()), std::cout, &argc, &argv, runtime};
   gDebug = context.knobs.getBool("debug");
   if (context.knobs.getBool("keep_freed_memory")) keepFreedMemory();
+  core::setCommThreadSlice(context.knobs.getDouble("comm_thread_slice"));
   if (runtime != nullptr) runtime->configure(context.knobs);
 
   CLI::App app{"paraxis: plan, predict and run hybrid-parallel training of CNNs", "paraxis"};

@@ -23,6 +23,10 @@ const std::vector<KnobSpec>& knobTable() {
       {"wire_conversion_path", KnobType::kString, "auto",
        "the fp16/bf16 wire's conversion kernels: auto (the fastest this CPU runs), avx512, avx2 or scalar", 0, 0,
        {"auto", "avx512", "avx2", "scalar"}},
+      {"comm_thread_slice", KnobType::kSeconds, "100 us",
+       "the time slice communication threads ask Linux for (6.12 and later), so that one woken while the cores compute "
+       "runs within it instead of after the running thread's slice; 0 keeps the kernel's default (clamped to 100 us-100 ms)",
+       0, 0.1},
       {"progress_interval", KnobType::kSeconds, "10 s",
        "seconds between train's progress lines where it cannot redraw one (a file, a pipe, any rank under mpirun)",
        0.1, 86400},

@@ -10,6 +10,7 @@
 #endif
 
 #include "core/error.hpp"
+#include "core/thread_slice.hpp"
 #include "core/trace.hpp"
 #include "core/units.hpp"
 
@@ -118,6 +119,7 @@ void CommState::workerLoop() {
   // (the step 14.7 against 16.0 ms), 2.3 against 2.7 ms with it (the step 15.4 against 16.2).
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 #endif
+  core::applyCommThreadSlice();
   while (true) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return (!queue_.empty() && !running_) || (stopping_ && queue_.empty()); });

@@ -7,6 +7,7 @@
 
 #include "comm/allreduce.hpp"
 #include "core/error.hpp"
+#include "core/thread_slice.hpp"
 #include "core/trace.hpp"
 
 namespace paraxis::reduce {
@@ -125,6 +126,7 @@ class FifoScheduler final : public Scheduler {
 
   void negotiationLoop() {
     trace::nameThread("gradient negotiation");
+    core::applyCommThreadSlice();
     try {
       std::vector<std::uint8_t> ready(core_.groups.size());
       while (true) {
@@ -289,6 +291,7 @@ class PriorityScheduler final : public Scheduler {
 
   void loop() {
     trace::nameThread("gradient reduction (priority)", true);
+    core::applyCommThreadSlice();
     const int count = static_cast<int>(core_.groups.size());
     Progress p{std::vector<std::uint8_t>(count, 0), std::vector<std::int64_t>(count, 0), false, count};
     try {
@@ -354,6 +357,7 @@ class InOrderScheduler final : public Scheduler {
 
   void loop() {
     trace::nameThread("gradient reduction (after backward)", true);
+    core::applyCommThreadSlice();
     try {
       for (int index = 0; index < static_cast<int>(core_.groups.size()); ++index) {
         {

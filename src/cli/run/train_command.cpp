@@ -30,6 +30,7 @@
 #include "core/atomic_file.hpp"
 #include "core/compute_device.hpp"
 #include "core/error.hpp"
+#include "core/thread_slice.hpp"
 #include "core/trace.hpp"
 #include "core/units.hpp"
 #include "hw/presets.hpp"
@@ -313,6 +314,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   nlohmann::json machine = machineJson(world.comm, o.train.device);
   const train::TrainReport report =
       trainProbed(world.comm, model, o.train, context.knobs.getDouble("comm_deadline"), machine, context.out);
+  machine["comm_thread_slice_s"] = core::commThreadSliceInEffect();
   if (world.comm.rank() != 0) return;
   const nlohmann::json document = reportJson(report, model, o, o.train, machine);
   if (!o.report.empty()) writeFileAtomically(o.report, jsonText(document), "--report");

@@ -1,0 +1,76 @@
+#include "core/thread_slice.hpp"
+
+#include <atomic>
+#include <cstdint>
+
+#if defined(__linux__)
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace paraxis::core {
+namespace {
+
+std::atomic<double> gAsked{0};
+std::atomic<double> gInEffect{0};
+
+#if defined(__linux__)
+// The kernel's struct sched_attr as its first version laid it out (SCHED_ATTR_SIZE_VER0, 48
+// bytes), under a name of its own: newer C libraries declare the struct in <sched.h>, older
+// ones only the kernel's header, and the two do not mix.
+struct SchedAttributes {
+  std::uint32_t size;
+  std::uint32_t sched_policy;
+  std::uint64_t sched_flags;
+  std::int32_t sched_nice;
+  std::uint32_t sched_priority;
+  std::uint64_t sched_runtime;  // a fair thread's own slice, nanoseconds (Linux 6.12 and later)
+  std::uint64_t sched_deadline;
+  std::uint64_t sched_period;
+};
+static_assert(sizeof(SchedAttributes) == 48);
+
+// The calling thread's scheduling attributes, or nothing readable (size 0).
+SchedAttributes currentAttributes() {
+  SchedAttributes a{};
+  if (syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0) a.size = 0;
+  return a;
+}
+#endif
+
+}  // namespace
+
+void setCommThreadSlice(double seconds) { gAsked.store(seconds > 0 ? seconds : 0); }
+
+double commThreadSlice() { return gAsked.load(); }
+
+double applyCommThreadSlice() {
+  const double asked = gAsked.load();
+  if (asked <= 0) return 0;
+#if defined(__linux__)
+  SchedAttributes a = currentAttributes();
+  if (a.size == 0 || a.sched_policy != SCHED_OTHER) return 0;  // a real-time thread keeps its policy
+  const auto nanoseconds = static_cast<std::uint64_t>(asked * 1e9);
+  a.size = sizeof a;
+  a.sched_flags = 0;
+  a.sched_runtime = nanoseconds;
+  if (syscall(SYS_sched_setattr, 0, &a, 0) != 0) return 0;
+  // A kernel without per-task slices takes the call and reports no runtime, or its own default.
+  const SchedAttributes now = currentAttributes();
+  const std::uint64_t kernelMinimum = 100'000, kernelMaximum = 100'000'000;
+  const std::uint64_t expected = nanoseconds < kernelMinimum   ? kernelMinimum
+                                 : nanoseconds > kernelMaximum ? kernelMaximum
+                                                               : nanoseconds;
+  if (now.size == 0 || now.sched_runtime != expected) return 0;
+  const double inEffect = static_cast<double>(now.sched_runtime) * 1e-9;
+  gInEffect.store(inEffect);
+  return inEffect;
+#else
+  return 0;
+#endif
+}
+
+double commThreadSliceInEffect() { return gInEffect.load(); }
+
+}  // namespace paraxis::core
