@@ -118,12 +118,22 @@ RunMachine readMachine(const nlohmann::json& m, const std::string& path) {
                                     hw::Device::kMaxSpeedProbe, probe));
     }
   }
+  // Optional: reports before communication threads asked for a slice of their own do not have it.
+  std::optional<double> slice;
+  if (m.contains("comm_thread_slice_s")) {
+    slice = reportNumber(m, "comm_thread_slice_s", "machine.", path);
+    if (!(*slice >= 0 && *slice <= 0.1)) {
+      throw ConfigError(fmt::format("{}: key 'machine.comm_thread_slice_s': expected seconds in [0, 0.1], found {:g}",
+                                    path, *slice));
+    }
+  }
   return {.device = text("device"),
           .host = text("host"),
           .hosts = count("hosts"),
           .ranksPerHost = count("ranks_per_host"),
           .coresPerHost = count("cores_per_host"),
-          .speedProbe = probe};
+          .speedProbe = probe,
+          .commThreadSlice = slice};
 }
 
 // `paraxis train --json`: the strategy it ran and its measured times per iteration.

@@ -2,6 +2,7 @@
 // Holding predictions against measured runs (validate) and fitting the implementation factors
 // of a cluster description to them (calibrate). The measured file's format is in
 // docs/measured-format.md.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct RunMachine {
   int ranksPerHost = 0;  // on rank 0's host
   int coresPerHost = 0;
   double speedProbe = 0;  // seconds of calib::kSpeedProbe while it ran (0: not recorded)
+  // The time slice its communication threads ran with (core/thread_slice.hpp); unset: not recorded.
+  std::optional<double> commThreadSlice;
   // How much slower than the device's speed probe says it ran (0: one of them not measured).
   // Its ranks on a host ran the probe at once: the device's probe is rescaled to that many
   // (hw::CoreSharing; a 1-rank run's probe ran alone).

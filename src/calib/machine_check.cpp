@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/units.hpp"
+
 namespace paraxis::calib {
 namespace {
 
@@ -28,6 +30,11 @@ bool describesCpu(const hw::Device& device) {
   return name.find("cpu") != std::string::npos;
 }
 
+// "a 100 us time slice", or the kernel's own.
+std::string sliceText(double seconds) {
+  return seconds > 0 ? fmt::format("a {} time slice", units::formatSeconds(seconds)) : "the kernel's own time slice";
+}
+
 }  // namespace
 
 std::vector<std::string> machineWarnings(const hw::Cluster& cluster, const std::vector<MeasuredRun>& runs,
@@ -48,6 +55,12 @@ std::vector<std::string> machineWarnings(const hw::Cluster& cluster, const std::
                                      "{:.2f} ms against {:.2f} ms): its predicted compute is off by about that much",
                                      run.label, slowdown > 1 ? slowdown : 1 / slowdown, slowdown > 1 ? "slower" : "faster",
                                      cluster.name, m.speedProbe * 1e3, cluster.device.speedProbe * 1e3));
+    }
+    if (const auto& measured = cluster.implementation.commThreadSlice;
+        measured && m.commThreadSlice && std::abs(*measured - *m.commThreadSlice) > 1e-9) {
+      warnings.push_back(fmt::format("{}: its communication threads ran with {}; cluster '{}' was measured with {} "
+                                     "(implementation.comm_thread_slice): its predicted overlap and waits may not hold",
+                                     run.label, sliceText(*m.commThreadSlice), cluster.name, sliceText(*measured)));
     }
     if (cluster.name == "local" && !m.host.empty() && m.host != thisHost) {
       warnings.push_back(fmt::format("{}: ran on host '{}'; the local preset describes this host ('{}'): give the cluster "

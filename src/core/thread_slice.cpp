@@ -13,7 +13,7 @@ namespace paraxis::core {
 namespace {
 
 std::atomic<double> gAsked{0};
-std::atomic<double> gInEffect{0};
+std::atomic<double> gInEffect{-1};  // -1: no communication thread asked yet
 
 #if defined(__linux__)
 // The kernel's struct sched_attr as its first version laid it out (SCHED_ATTR_SIZE_VER0, 48
@@ -39,14 +39,8 @@ SchedAttributes currentAttributes() {
 }
 #endif
 
-}  // namespace
-
-void setCommThreadSlice(double seconds) { gAsked.store(seconds > 0 ? seconds : 0); }
-
-double commThreadSlice() { return gAsked.load(); }
-
-double applyCommThreadSlice() {
-  const double asked = gAsked.load();
+// The slice a thread asking for `asked` seconds runs with: the kernel's read-back, or 0.
+double sliceFor(double asked) {
   if (asked <= 0) return 0;
 #if defined(__linux__)
   SchedAttributes a = currentAttributes();
@@ -63,14 +57,27 @@ double applyCommThreadSlice() {
                                  : nanoseconds > kernelMaximum ? kernelMaximum
                                                                : nanoseconds;
   if (now.size == 0 || now.sched_runtime != expected) return 0;
-  const double inEffect = static_cast<double>(now.sched_runtime) * 1e-9;
-  gInEffect.store(inEffect);
-  return inEffect;
+  return static_cast<double>(now.sched_runtime) * 1e-9;
 #else
   return 0;
 #endif
 }
 
-double commThreadSliceInEffect() { return gInEffect.load(); }
+}  // namespace
+
+void setCommThreadSlice(double seconds) { gAsked.store(seconds > 0 ? seconds : 0); }
+
+double commThreadSlice() { return gAsked.load(); }
+
+double applyCommThreadSlice() {
+  const double inEffect = sliceFor(gAsked.load());
+  gInEffect.store(inEffect);
+  return inEffect;
+}
+
+std::optional<double> commThreadSliceInEffect() {
+  const double inEffect = gInEffect.load();
+  return inEffect >= 0 ? std::optional<double>(inEffect) : std::nullopt;
+}
 
 }  // namespace paraxis::core

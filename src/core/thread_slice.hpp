@@ -11,6 +11,8 @@
 // Process-wide, like the trace: set once at start-up from the comm_thread_slice knob, applied by
 // each communication thread to itself when it starts.
 
+#include <optional>
+
 namespace paraxis::core {
 
 // The slice to ask for, seconds; 0 keeps the kernel's default. The kernel clamps a slice to
@@ -25,7 +27,7 @@ double commThreadSlice();
 double applyCommThreadSlice();
 
 // The slice the communication threads of this process ran with (what the last to apply it read
-// back; 0 when none ran with one of its own), for reports.
-double commThreadSliceInEffect();
+// back: 0 for the kernel's own), for reports; unset when no communication thread ran.
+std::optional<double> commThreadSliceInEffect();
 
 }  // namespace paraxis::core

@@ -369,6 +369,12 @@ struct Implementation {
   // blocking call spins, so the stage gives its core away; where ranks and progress threads
   // outnumber cores it gets it back only after whatever ran there. 0: none.
   double handoffWait = 0;
+  // The time slice the communication threads ran with while this implementation was measured
+  // (seconds, as the kernel read it back; 0: the kernel's own, the comm_thread_slice knob at 0
+  // or a kernel before 6.12). A woken reduction waits up to a computing thread's slice for its
+  // core, so a run made with another slice hides and waits otherwise: validate warns. Unset: not
+  // recorded (a preset, a file from before it, a calibration without communication threads).
+  std::optional<double> commThreadSlice;
 
   bool isIdentity() const;
   const PathLink* pathLink(CommPath path, const std::string& level) const;

@@ -144,7 +144,7 @@ PathLink readPathLink(const YamlValue& v) {
 
 Implementation readImplementation(const YamlValue& v) {
   std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait", "sync_wait_beside",
-                                "handoff_wait"};
+                                "handoff_wait", "comm_thread_slice"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
   Implementation i;
@@ -154,6 +154,7 @@ Implementation readImplementation(const YamlValue& v) {
   i.syncWait = v.number("sync_wait", 0.0);
   i.syncWaitBeside = v.number("sync_wait_beside", 0.0);
   i.handoffWait = v.number("handoff_wait", 0.0);
+  if (auto slice = v.find("comm_thread_slice")) i.commThreadSlice = slice->quantity(Quantity::kSeconds);
   if (auto overlap = v.find("overlap")) {
     overlap->requireKeys({"hidden", "slowdown", "chunked", "forward"});
     i.overlap.hidden = overlap->number("hidden", 1.0);
@@ -224,6 +225,9 @@ std::string implementationSection(const Implementation& implementation) {
     section += fmt::format("  sync_wait_beside: {:.4g}\n", implementation.syncWaitBeside);
   }
   if (implementation.handoffWait != 0) section += fmt::format("  handoff_wait: {:.4g}\n", implementation.handoffWait);
+  if (implementation.commThreadSlice) {
+    section += fmt::format("  comm_thread_slice: {:.4g}\n", *implementation.commThreadSlice);
+  }
   if (!implementation.wireConversion.isIdentity()) {
     section += fmt::format("  wire_conversion: {{f16: {:.4g}, bf16: {:.4g}}}\n", implementation.wireConversion.f16,
                            implementation.wireConversion.bf16);
@@ -319,7 +323,9 @@ std::string clusterYaml(const Cluster& c) {
     y += fmt::format("  - {{name: {}, alpha: {:.17g}, beta: {:.17g}, ranks: {}, links: {}, oversubscription: {:.17g}, contention: {:.17g}}}\n",
                      quoted(l.name), l.alpha, l.beta, l.ranks, l.links, l.oversubscription, l.contention);
   }
-  return c.implementation.isIdentity() ? y : y + implementationSection(c.implementation);
+  // The slice is a record, not a term (isIdentity leaves it out), and is kept all the same.
+  const bool none = c.implementation.isIdentity() && !c.implementation.commThreadSlice;
+  return none ? y : y + implementationSection(c.implementation);
 }
 
 std::string withImplementation(const std::string& yaml, const Implementation& implementation) {

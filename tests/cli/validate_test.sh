@@ -51,6 +51,22 @@ if not (abs(plain["slowdown"] - 2) < 1e-9 and 1.9 < ratio < 2.1):
     print(f"FAIL: --at-run-speed: slowdown {plain['slowdown']}, predicted compute x{ratio:.3f} (expected 2)")
     sys.exit(1)
 PY
+# The slice the run's communication threads had (machine.comm_thread_slice_s; a 1-rank run has
+# none and records none) against the one the cluster was measured with: another warns, the same
+# one does not.
+sliced=$(mktemp /tmp/paraxis-sliced.XXXXXX.json)
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert 'comm_thread_slice_s' not in d['machine']; d['machine']['comm_thread_slice_s'] = 1e-4; json.dump(d, open(sys.argv[2],'w'))" "$report" "$sliced" &&
+  passed=$((passed + 1)) || { echo "FAIL: a 1-rank report records a communication threads' slice"; failures=$((failures + 1)); }
+sed -i "s/^implementation:$/implementation:\n  comm_thread_slice: 0.05/" "$probed"
+expect_ok "warning: .*its communication threads ran with a 100 us time slice; cluster 'local' was measured with a 50 ms time slice" \
+  validate --measured "$sliced" --cluster "$probed"
+sed -i "s/^  comm_thread_slice: 0.05$/  comm_thread_slice: 100 us/" "$probed"
+if "$paraxis" validate --measured "$sliced" --cluster "$probed" | grep -q "communication threads ran"; then
+  echo "FAIL: validate warned of the slice the cluster was measured with"; failures=$((failures + 1))
+else
+  passed=$((passed + 1))
+fi
+rm -f "$sliced"
 rm -f "$probed"
 /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['machine'].update(host='elsewhere', hosts=2, ranks_per_host=1); json.dump(d, open(sys.argv[1],'w'))" "$report"
 expect_ok "warning: .*ran on host 'elsewhere'; the local preset describes this host" validate --measured "$report" --cluster local

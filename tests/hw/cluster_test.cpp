@@ -200,6 +200,21 @@ TEST(ClusterYaml, WireConversionRatesAreReadWithUnitsAndChecked) {
   }
 }
 
+TEST(ClusterYaml, TheCommunicationThreadsSliceIsKeptAndChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  EXPECT_FALSE(loadCluster("abci").implementation.commThreadSlice.has_value()) << "a preset records none";
+  const Cluster c = loadClusterText(base + "implementation:\n  comm_thread_slice: 100 us\n", "sliced");
+  ASSERT_TRUE(c.implementation.commThreadSlice.has_value());
+  EXPECT_DOUBLE_EQ(*c.implementation.commThreadSlice, 1e-4);
+  const Cluster again = loadClusterText(clusterYaml(c), "again");
+  ASSERT_TRUE(again.implementation.commThreadSlice.has_value());
+  EXPECT_DOUBLE_EQ(*again.implementation.commThreadSlice, 1e-4);
+  const Cluster kernels = loadClusterText(base + "implementation:\n  comm_thread_slice: 0\n", "kernels");
+  EXPECT_EQ(kernels.implementation.commThreadSlice.value_or(-1), 0) << "0, the kernel's own slice, is a value";
+  expectRefused(base + "implementation:\n  comm_thread_slice: 1 s\n", "odd.yaml",
+                "odd.yaml: implementation.comm_thread_slice: expected a value in [0, 0.1], found 1");
+}
+
 TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   auto refused = [](const std::string& text, const std::string& expected) { expectRefused(text, "odd.yaml", expected); };

@@ -38,7 +38,10 @@ torch::Tensor groupSum(const SpatialSplit& split, torch::Tensor t) {
 
 std::string gridName(const std::vector<int>& grid) {
   std::string name;
-  for (int g : grid) name += (name.empty() ? "" : "x") + std::to_string(g);
+  for (int g : grid) {
+    if (!name.empty()) name += 'x';
+    name += std::to_string(g);
+  }
   return name;
 }
 

@@ -71,7 +71,10 @@ void expectFiveStepsEqualOneRank(const ModelCase& c, const std::vector<int>& gri
     sgd(net->parameters());
   }
   std::string where;
-  for (int g : grid) where += (where.empty() ? "" : "x") + std::to_string(g);
+  for (int g : grid) {
+    if (!where.empty()) where += 'x';
+    where += std::to_string(g);
+  }
   EXPECT_LT(maxRelative(snapshot(net), snapshot(serial)), 1e-9) << c.name << " on grid " << where << " ("
                                                                 << spatial.describe() << ")";
   if (c.sampleFrom > 0) {

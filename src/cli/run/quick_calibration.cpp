@@ -35,6 +35,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/table.hpp"
+#include "core/thread_slice.hpp"
 #include "core/units.hpp"
 #include "hw/cluster_yaml.hpp"
 #include "hw/presets.hpp"
@@ -267,6 +268,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
     // +208 % (resnet18) against +5 and -7 % without it (2026-12-04): the check's waits hold the
     // ranks' drift apart and each call's start, which a constant rate does not describe.
     r.calibrated.implementation.overlap.forward.reset();
+    // What the overlap and the waits were measured with: a run with another slice waits otherwise.
+    r.calibrated.implementation.commThreadSlice = core::commThreadSliceInEffect();
   }
   skew.sit();
   skew.adopt(r);
@@ -306,6 +309,31 @@ std::string joinedSeconds(const std::vector<double>& values) {
   std::string text;
   for (const double v : values) text += (text.empty() ? "" : " / ") + units::formatSeconds(v);
   return text;
+}
+
+// The ranks' skew and the waits it measured, and what of them it wrote.
+void printSkew(const QuickResult& r, std::ostream& out) {
+  if (!r.skew) return;
+  const calib::SkewMeasurement& k = *r.skew;
+  out << fmt::format("skew: after {} / {} / {} of the same compute a blocking allreduce took {} / {} / {} ({} right "
+                     "after a barrier): ranks drift apart by {:.1f}% of what they compute; the layer-sized spans "
+                     "wait {} more ({}; not written as implementation.sync_wait, set by hand)\n",
+                     units::formatSeconds(k.spans.layerCompute), units::formatSeconds(k.spans.shortCompute),
+                     units::formatSeconds(k.spans.longCompute), units::formatSeconds(k.spans.layerWait),
+                     units::formatSeconds(k.spans.shortWait), units::formatSeconds(k.spans.longWait),
+                     units::formatSeconds(k.spans.latency), k.skew * 100, units::formatSeconds(k.syncWait),
+                     r.calibrated.implementation.handoffWait > 0
+                         ? fmt::format("implementation.handoff_wait: {} ranks share this machine's {} cores, so a "
+                                       "pipeline stage that waits loses its core", r.ranksOnCores, r.cores)
+                         : fmt::format("not written as implementation.handoff_wait: {} rank(s) on this machine's {} "
+                                       "cores, a pipeline stage that waits keeps its core", r.ranksOnCores, r.cores));
+  out << fmt::format("  with the gradient engine's calls in flight beside them, {} spans wait {} each: a synchronisation "
+                     "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
+                     units::formatSeconds(k.spans.besideCompute), units::formatSeconds(k.spans.besideWait),
+                     units::formatSeconds(k.syncWaitBeside));
+  out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the medians of the sittings' own "
+                     "(skew {}, that wait {})\n",
+                     k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedSeconds(k.sittingSyncWaitBeside));
 }
 
 void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& out) {
@@ -360,27 +388,11 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                        o.tailGroups, units::formatSeconds(o.tailAlone), units::formatSeconds(o.tailCompute),
                        units::formatSeconds(o.tailElapsed), o.overlap.forward.value_or(1) * 100);
   }
-  if (r.skew) {
-    const calib::SkewMeasurement& k = *r.skew;
-    out << fmt::format("skew: after {} / {} / {} of the same compute a blocking allreduce took {} / {} / {} ({} right "
-                       "after a barrier): ranks drift apart by {:.1f}% of what they compute; the layer-sized spans "
-                       "wait {} more ({}; not written as implementation.sync_wait, set by hand)\n",
-                       units::formatSeconds(k.spans.layerCompute), units::formatSeconds(k.spans.shortCompute),
-                       units::formatSeconds(k.spans.longCompute), units::formatSeconds(k.spans.layerWait),
-                       units::formatSeconds(k.spans.shortWait), units::formatSeconds(k.spans.longWait),
-                       units::formatSeconds(k.spans.latency), k.skew * 100, units::formatSeconds(k.syncWait),
-                       r.calibrated.implementation.handoffWait > 0
-                           ? fmt::format("implementation.handoff_wait: {} ranks share this machine's {} cores, so a "
-                                         "pipeline stage that waits loses its core", r.ranksOnCores, r.cores)
-                           : fmt::format("not written as implementation.handoff_wait: {} rank(s) on this machine's {} "
-                                         "cores, a pipeline stage that waits keeps its core", r.ranksOnCores, r.cores));
-    out << fmt::format("  with the gradient engine's calls in flight beside them, {} spans wait {} each: a synchronisation "
-                       "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
-                       units::formatSeconds(k.spans.besideCompute), units::formatSeconds(k.spans.besideWait),
-                       units::formatSeconds(k.syncWaitBeside));
-    out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the medians of the sittings' own "
-                       "(skew {}, that wait {})\n",
-                       k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedSeconds(k.sittingSyncWaitBeside));
+  printSkew(r, out);
+  if (const auto& slice = r.calibrated.implementation.commThreadSlice) {
+    out << fmt::format("communication threads ran with {} (implementation.comm_thread_slice; the comm_thread_slice "
+                       "knob)\n", *slice > 0 ? fmt::format("a {} time slice", units::formatSeconds(*slice))
+                                              : std::string("the kernel's own time slice"));
   }
   out << fmt::format("measured in {:.0f} s\n", r.seconds);
 }

@@ -314,7 +314,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   nlohmann::json machine = machineJson(world.comm, o.train.device);
   const train::TrainReport report =
       trainProbed(world.comm, model, o.train, context.knobs.getDouble("comm_deadline"), machine, context.out);
-  machine["comm_thread_slice_s"] = core::commThreadSliceInEffect();
+  if (const auto slice = core::commThreadSliceInEffect()) machine["comm_thread_slice_s"] = *slice;
   if (world.comm.rank() != 0) return;
   const nlohmann::json document = reportJson(report, model, o, o.train, machine);
   if (!o.report.empty()) writeFileAtomically(o.report, jsonText(document), "--report");
