@@ -15,6 +15,10 @@
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
 #   --quick          first `paraxis calibrate --quick` on the same ranks and hosts from that
 #                    cluster, and predict with what it measured (no fit to the runs)
+#   --quick-models L what --quick times the layers of (calibrate --quick-models; default
+#                    lenet,small-cnn@32,resnet18@64,cosmoflow@32: the 2-D models at the inputs
+#                    the matrix runs them at, CosmoFlow at 32^3, as a batch of 32 at 64^3 takes
+#                    minutes)
 #   --models LIST    comma-separated, NAME or NAME@INPUT (default lenet,small-cnn@32,resnet18@64,cosmoflow@64)
 #   --iterations N   per run, 3 of them warm-up (default: lenet and small-cnn 100, resnet18 30,
 #                    others 10; 2.5-10 s of steps each here: a 10-step run of a small model
@@ -45,6 +49,7 @@ repeats=3
 hosts=""
 keep=""
 quick=""
+quick_models=lenet,small-cnn@32,resnet18@64,cosmoflow@32
 fit_models=""
 fit_kind=factors
 overlap_check=""
@@ -53,6 +58,7 @@ while [ $# -gt 0 ]; do
     --fit) fit_kind=${2:?--fit needs factors or physical}; shift 2 ;;
     --fit-models) fit_models=${2:?--fit-models needs a list}; shift 2 ;;
     --quick) quick=1; shift ;;
+    --quick-models) quick_models=${2:?--quick-models needs a list}; shift 2 ;;
     --overlap-check) overlap_check=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
@@ -88,7 +94,8 @@ if [ -n "$quick" ]; then
     echo "  calibrate --quick: kept from an earlier run in $keep" >&2
   else
     start=$(date +%s)
-    launch calibrate --quick --cluster "$cluster" --out "$work/quick.yaml" >"$work/quick.log" 2>&1 ||
+    launch calibrate --quick --quick-models "$quick_models" --cluster "$cluster" --out "$work/quick.yaml" \
+      >"$work/quick.log" 2>&1 ||
       { echo "validate-matrix.sh: calibrate --quick failed: $(tail -1 "$work/quick.log")" >&2; exit 1; }
     echo "  calibrate --quick: $(( $(date +%s) - start )) s" >&2
   fi

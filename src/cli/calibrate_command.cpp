@@ -43,6 +43,7 @@ struct Options : ModelSource {
   std::string fit = "factors";  // calibrate: factors or physical
   bool json = false;
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
+  std::vector<std::string> quickModels;  // --quick-models: whose layers --quick times
   bool atRunSpeed = false;  // validate: each run predicted at the speed its probe measured
   CLI::Option* modelOption = nullptr;
   CLI::Option* clusterOption = nullptr;
@@ -425,13 +426,20 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
   c->add_flag("--quick", o->quick,
               "no runs: time this machine (under mpirun, the job's ranks and hosts) and fit every communication "
               "path's alpha and bandwidth per level and the device (about a minute)");
+  c->add_option("--quick-models", o->quickModels,
+                "with --quick: the models whose layers it times, comma-separated, NAME@INPUT for a zoo model's input "
+                "(default lenet,small-cnn,resnet18@64,cosmoflow@32): the layer shapes your jobs run")
+      ->delimiter(',');
   c->callback([o, c, &context] {
+    if (!o->quick && !o->quickModels.empty()) throw ConfigError("calibrate: --quick-models needs --quick");
     if (o->quick) {
       if (!o->measured.empty()) throw ConfigError("calibrate: give either --quick or --measured, not both");
       const bool given = o->clusterOption != nullptr && o->clusterOption->count() > 0;
       if (context.runtime == nullptr) handOff(context, "calibrate --quick");
       return context.runtime->quickCalibration(
-          {.cluster = given ? o->cluster : "local", .dtype = o->dtype, .out = o->out, .json = o->json}, *c, context);
+          {.cluster = given ? o->cluster : "local", .dtype = o->dtype, .models = o->quickModels, .out = o->out,
+           .json = o->json},
+          *c, context);
     }
     requireMeasured(*o, "calibrate");
     runCalibrate(*o, context);

@@ -3,6 +3,7 @@
 // paraxis-run (cli/run/). The planner executable `paraxis` and the Python module link neither:
 // they start in milliseconds and hand such a command, whole, to paraxis-run (handOff).
 #include <string>
+#include <vector>
 
 #include "core/knobs.hpp"
 
@@ -19,6 +20,7 @@ struct Context;
 struct QuickCalibration {
   std::string cluster = "local";  // the description whose figures are measured and replaced
   std::string dtype = "fp32";
+  std::vector<std::string> models;  // whose layers it times (NAME or NAME@INPUT); empty: ComputeBench's
   std::string out;
   bool json = false;
 };

@@ -8,6 +8,8 @@ expect_error "nope.csv: cannot read the measured runs" validate --measured nope.
 expect_error "bad_runs.csv:2: column 'grid': grid 'data=8xq=4'" validate --measured "$data/bad_runs.csv"
 expect_error "measured run 'big' \(line 3\): data=8192 needs 8192 devices" validate --measured "$data/too_big_runs.csv"
 expect_error "--measured is required" calibrate
+expect_error "calibrate: --quick-models needs --quick" calibrate --quick-models lenet
+expect_error "--quick-models 'nope': unknown model 'nope'" calibrate --quick --quick-models lenet,nope
 expect_error "--fit-gpus 8: no run in" calibrate --measured "$runs" --fit-gpus 8
 expect_error "--fit-gpus: expected a count" calibrate --measured "$runs" --fit-gpus abc
 expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exist" calibrate --measured "$runs" --out /nonexistent/x.yaml

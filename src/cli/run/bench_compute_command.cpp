@@ -227,6 +227,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   agreeAcrossRanks(comm, runConfiguration(command, context.knobs));
   const double deadline = context.knobs.getDouble("comm_deadline");
   requireWritableDirectory(o.out, "--out");
+  requireModels(o.models, "--model");
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const double peak = cluster.device.peak(o.dtype);
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.

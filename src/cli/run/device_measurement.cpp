@@ -12,6 +12,7 @@
 #include "cli/model_source.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
+#include "core/error.hpp"
 #include "core/median.hpp"
 
 namespace paraxis::cli {
@@ -25,6 +26,21 @@ ModelSource sourceOf(const std::string& spec) {
   if (at != std::string::npos) s.input = spec.substr(at + 1);
   return s;
 }
+
+}  // namespace
+
+void requireModels(const std::vector<std::string>& specs, const std::string& option) {
+  if (specs.empty()) throw ConfigError(fmt::format("{}: expected at least one model", option));
+  for (const std::string& spec : specs) {
+    try {
+      loadModel(sourceOf(spec));
+    } catch (const Error& e) {
+      throw ConfigError(fmt::format("{} '{}': {}", option, spec, e.what()));
+    }
+  }
+}
+
+namespace {
 
 // One pass's calls with each time the median over the rounds (every round times the same calls
 // in the same order).

@@ -31,6 +31,10 @@ struct ComputeBench {
   ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };
 
+// Each of `specs` (NAME or NAME@INPUT) a model that loads; else a ConfigError naming `option`
+// and the spec, before any timing starts.
+void requireModels(const std::vector<std::string>& specs, const std::string& option);
+
 using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;
 
 struct DeviceMeasurement {

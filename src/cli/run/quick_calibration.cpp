@@ -142,6 +142,7 @@ struct QuickResult {
   int ranksOnCores = 1, cores = 1;  // the ranks that share this rank's kernel, and its cores
   double seconds = 0;
   std::string dtype;  // whose peak the device fit may raise
+  std::vector<std::string> models;  // whose layers it timed
 };
 
 // The point-to-point figures become the levels' own (the wire as MPI drives it); the other
@@ -243,6 +244,8 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   // The device first: the reductions' gamma reads its memory bandwidth.
   ComputeBench bench;
   bench.batches = {32, 4, 1};
+  if (!o.models.empty()) bench.models = o.models;
+  r.models = bench.models;
   bench.rounds = 3;
   bench.repeats = 3;
   bench.dtype = r.dtype = o.dtype;
@@ -447,6 +450,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
             {"sittings", {{"skew", k.sittingSkew}, {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
+          {"models", r.models},
           {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
           {"efficiency", efficiency}, {"speed_probe_s", r.calibrated.device.speedProbe},
           {"sharing", sharingJson(r.device)},
@@ -465,6 +469,7 @@ void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Con
                                       {.deadlineSeconds = deadline, .verify = context.knobs.getBool("comm_verify")});
   agreeAcrossRanks(world.comm, runConfiguration(command, context.knobs));
   requireWritableDirectory(o.out, "--out");
+  if (!o.models.empty()) requireModels(o.models, "--quick-models");
   const bool lead = world.comm.rank() == 0;
   std::ostringstream quiet;
   std::ostream& progress = lead && !o.json ? context.out : quiet;
