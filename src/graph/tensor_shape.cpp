@@ -14,7 +14,11 @@ std::int64_t TensorShape::elements() const { return countProduct(channels, spati
 
 std::string TensorShape::str() const {
   std::string out = std::to_string(channels);
-  for (std::int64_t extent : spatial) out += "x" + std::to_string(extent);
+  for (std::int64_t extent : spatial) {
+    // Appended in two steps: GCC 12 misreads "x" + std::string&& as an overlapping memcpy (-Wrestrict).
+    out += 'x';
+    out += std::to_string(extent);
+  }
   return out;
 }
 
