@@ -15,6 +15,7 @@
 #include "calib/fit_parameters.hpp"
 #include "core/counts.hpp"
 #include "core/error.hpp"
+#include "core/thread_slice.hpp"
 #include "plan/estimator.hpp"
 #include "plan/oracle.hpp"
 #include "plan/planner.hpp"
@@ -122,9 +123,9 @@ RunMachine readMachine(const nlohmann::json& m, const std::string& path) {
   std::optional<double> slice;
   if (m.contains("comm_thread_slice_s")) {
     slice = reportNumber(m, "comm_thread_slice_s", "machine.", path);
-    if (!(*slice >= 0 && *slice <= 0.1)) {
-      throw ConfigError(fmt::format("{}: key 'machine.comm_thread_slice_s': expected seconds in [0, 0.1], found {:g}",
-                                    path, *slice));
+    if (!(*slice >= 0 && *slice <= core::kLongestThreadSlice)) {
+      throw ConfigError(fmt::format("{}: key 'machine.comm_thread_slice_s': expected seconds in [0, {:g}], found {:g}",
+                                    path, core::kLongestThreadSlice, *slice));
     }
   }
   return {.device = text("device"),

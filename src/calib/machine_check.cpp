@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "core/units.hpp"
+#include "core/thread_slice.hpp"
 
 namespace paraxis::calib {
 namespace {
@@ -28,11 +28,6 @@ bool describesCpu(const hw::Device& device) {
   std::string name = device.name;
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return name.find("cpu") != std::string::npos;
-}
-
-// "a 100 us time slice", or the kernel's own.
-std::string sliceText(double seconds) {
-  return seconds > 0 ? fmt::format("a {} time slice", units::formatSeconds(seconds)) : "the kernel's own time slice";
 }
 
 }  // namespace
@@ -60,7 +55,8 @@ std::vector<std::string> machineWarnings(const hw::Cluster& cluster, const std::
         measured && m.commThreadSlice && std::abs(*measured - *m.commThreadSlice) > 1e-9) {
       warnings.push_back(fmt::format("{}: its communication threads ran with {}; cluster '{}' was measured with {} "
                                      "(implementation.comm_thread_slice): its predicted overlap and waits may not hold",
-                                     run.label, sliceText(*m.commThreadSlice), cluster.name, sliceText(*measured)));
+                                     run.label, core::threadSliceText(*m.commThreadSlice), cluster.name,
+                                     core::threadSliceText(*measured)));
     }
     if (cluster.name == "local" && !m.host.empty() && m.host != thisHost) {
       warnings.push_back(fmt::format("{}: ran on host '{}'; the local preset describes this host ('{}'): give the cluster "

@@ -4,6 +4,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/gradient_comm.hpp"
+#include "core/thread_slice.hpp"
 
 namespace paraxis::cli {
 
@@ -26,7 +27,7 @@ const std::vector<KnobSpec>& knobTable() {
       {"comm_thread_slice", KnobType::kSeconds, "100 us",
        "the time slice communication threads ask Linux for (6.12 and later), so that one woken while the cores compute "
        "runs within it instead of after the running thread's slice; 0 keeps the kernel's default (clamped to 100 us-100 ms)",
-       0, 0.1},
+       0, core::kLongestThreadSlice},
       {"progress_interval", KnobType::kSeconds, "10 s",
        "seconds between train's progress lines where it cannot redraw one (a file, a pipe, any rank under mpirun)",
        0.1, 86400},

@@ -1,7 +1,12 @@
 #include "core/thread_slice.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+
+#include "core/units.hpp"
 
 #if defined(__linux__)
 #include <sched.h>
@@ -52,10 +57,7 @@ double sliceFor(double asked) {
   if (syscall(SYS_sched_setattr, 0, &a, 0) != 0) return 0;
   // A kernel without per-task slices takes the call and reports no runtime, or its own default.
   const SchedAttributes now = currentAttributes();
-  const std::uint64_t kernelMinimum = 100'000, kernelMaximum = 100'000'000;
-  const std::uint64_t expected = nanoseconds < kernelMinimum   ? kernelMinimum
-                                 : nanoseconds > kernelMaximum ? kernelMaximum
-                                                               : nanoseconds;
+  const auto expected = static_cast<std::uint64_t>(std::clamp(asked, kShortestThreadSlice, kLongestThreadSlice) * 1e9);
   if (now.size == 0 || now.sched_runtime != expected) return 0;
   return static_cast<double>(now.sched_runtime) * 1e-9;
 #else
@@ -64,6 +66,10 @@ double sliceFor(double asked) {
 }
 
 }  // namespace
+
+std::string threadSliceText(double seconds) {
+  return seconds > 0 ? fmt::format("a {} time slice", units::formatSeconds(seconds)) : "the kernel's own time slice";
+}
 
 void setCommThreadSlice(double seconds) { gAsked.store(seconds > 0 ? seconds : 0); }
 

@@ -12,11 +12,21 @@
 // each communication thread to itself when it starts.
 
 #include <optional>
+#include <string>
 
 namespace paraxis::core {
 
+// The slices the kernel gives (it clamps a request to them), seconds: the knob, a cluster file's
+// implementation.comm_thread_slice and a train report's machine.comm_thread_slice_s take 0 (the
+// kernel's own) or up to the largest.
+inline constexpr double kShortestThreadSlice = 100e-6;
+inline constexpr double kLongestThreadSlice = 0.1;
+
+// "a 100 us time slice", or "the kernel's own time slice" for 0: how reports name a slice.
+std::string threadSliceText(double seconds);
+
 // The slice to ask for, seconds; 0 keeps the kernel's default. The kernel clamps a slice to
-// [100 us, 100 ms].
+// [kShortestThreadSlice, kLongestThreadSlice].
 void setCommThreadSlice(double seconds);
 double commThreadSlice();
 

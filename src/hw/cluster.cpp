@@ -7,6 +7,7 @@
 
 #include "core/check.hpp"
 #include "core/error.hpp"
+#include "core/thread_slice.hpp"
 
 namespace paraxis::hw {
 
@@ -231,7 +232,9 @@ void validateImplementation(const Implementation& implementation, const std::vec
   c.within(implementation.syncWait, 0, 1, "implementation.sync_wait");
   c.within(implementation.syncWaitBeside, 0, 1, "implementation.sync_wait_beside");
   c.within(implementation.handoffWait, 0, 1, "implementation.handoff_wait");
-  if (implementation.commThreadSlice) c.within(*implementation.commThreadSlice, 0, 0.1, "implementation.comm_thread_slice");
+  if (implementation.commThreadSlice) {
+    c.within(*implementation.commThreadSlice, 0, core::kLongestThreadSlice, "implementation.comm_thread_slice");
+  }
   for (auto [rate, key] : {std::pair{implementation.wireConversion.f16, "f16"}, std::pair{implementation.wireConversion.bf16, "bf16"}}) {
     if (rate != 0) c.within(rate, 1e6, 1e15, fmt::format("implementation.wire_conversion.{} (bytes/s)", key));
   }

@@ -227,13 +227,14 @@ void run(Options& o, const CLI::App& command, Context& context) {
   agreeAcrossRanks(comm, runConfiguration(command, context.knobs));
   const double deadline = context.knobs.getDouble("comm_deadline");
   requireWritableDirectory(o.out, "--out");
-  requireModels(o.models, "--model");
+  const std::vector<graph::Model> models = loadModels(o.models, "--model");
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const double peak = cluster.device.peak(o.dtype);
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
   std::ostream& out = comm.rank() == 0 && !o.json ? context.out : quiet;
-  const DeviceMeasurement m = measureDevice(o, cluster.device, peak, comm, cluster.ranksOnANode(comm.size()), deadline, out);
+  const DeviceMeasurement m =
+      measureDevice(o, models, cluster.device, peak, comm, cluster.ranksOnANode(comm.size()), deadline, out);
   if (comm.rank() != 0) return;
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
   const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, o.dtype);

@@ -29,15 +29,17 @@ ModelSource sourceOf(const std::string& spec) {
 
 }  // namespace
 
-void requireModels(const std::vector<std::string>& specs, const std::string& option) {
+std::vector<graph::Model> loadModels(const std::vector<std::string>& specs, const std::string& option) {
   if (specs.empty()) throw ConfigError(fmt::format("{}: expected at least one model", option));
+  std::vector<graph::Model> models;
   for (const std::string& spec : specs) {
     try {
-      loadModel(sourceOf(spec));
+      models.push_back(loadModel(sourceOf(spec)));
     } catch (const Error& e) {
       throw ConfigError(fmt::format("{} '{}': {}", option, spec, e.what()));
     }
   }
+  return models;
 }
 
 namespace {
@@ -119,7 +121,8 @@ void measureCache(const comm::Communicator& comm, double deadline, DeviceMeasure
 
 }  // namespace
 
-DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
+DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<graph::Model>& models,
+                                const hw::Device& base, double peak,
                                 const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
                                 std::ostream& progress) {
   DeviceMeasurement m;
@@ -134,8 +137,6 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& bas
   };
   const double probeBefore = probe();
   if (!bench.device.cuda()) measureCache(comm, deadline, m, progress);
-  std::vector<graph::Model> models;
-  for (const std::string& spec : bench.models) models.push_back(loadModel(sourceOf(spec)));
   std::vector<std::vector<std::vector<calib::TimedCall>>> rounds;  // per model and batch, per round
   for (int round = 0; round < bench.rounds; ++round) {
     std::size_t at = 0;

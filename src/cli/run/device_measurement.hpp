@@ -12,6 +12,7 @@
 #include "calib/efficiency_fit.hpp"
 #include "comm/communicator.hpp"
 #include "core/compute_device.hpp"
+#include "graph/model.hpp"
 #include "hw/cluster.hpp"
 
 namespace paraxis::cli {
@@ -31,9 +32,9 @@ struct ComputeBench {
   ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };
 
-// Each of `specs` (NAME or NAME@INPUT) a model that loads; else a ConfigError naming `option`
-// and the spec, before any timing starts.
-void requireModels(const std::vector<std::string>& specs, const std::string& option);
+// The models `specs` name (NAME or NAME@INPUT), loaded before any timing starts; a spec that does
+// not load is a ConfigError naming `option` and the spec.
+std::vector<graph::Model> loadModels(const std::vector<std::string>& specs, const std::string& option);
 
 using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;
 
@@ -50,11 +51,12 @@ struct DeviceMeasurement {
   calib::CacheFit cache;
 };
 
-// Collective over `comm`: every rank times the same passes at once (lined up by a barrier with
+// Collective over `comm`: every rank times the same passes of `models` (loadModels(bench.models)) at once (lined up by a barrier with
 // `deadline`); each fits its own timings. `ranksPerNode`: how many of them share a node's
 // cores (the cluster's devices per node, at most the job), for the device's sharing. Progress
 // lines go to `progress`.
-DeviceMeasurement measureDevice(const ComputeBench& bench, const hw::Device& base, double peak,
+DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<graph::Model>& models,
+                                const hw::Device& base, double peak,
                                 const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
                                 std::ostream& progress);
 

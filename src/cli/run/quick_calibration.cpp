@@ -229,7 +229,9 @@ class SkewSittings {
   std::vector<calib::SkewSitting> sittings_;
 };
 
-QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, double deadline, std::ostream& progress) {
+// `bench`: the layers to time (bench.models, loaded as `models`), the rest set here.
+QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::vector<graph::Model>& models,
+                    const comm::Communicator& world, double deadline, std::ostream& progress) {
   const auto start = Clock::now();
   QuickResult r;
   r.before = hw::loadCluster(o.cluster);
@@ -242,14 +244,12 @@ QuickResult measure(const QuickCalibration& o, const comm::Communicator& world, 
   SkewSittings skew(world, deadline, progress);
   skew.sit();
   // The device first: the reductions' gamma reads its memory bandwidth.
-  ComputeBench bench;
   bench.batches = {32, 4, 1};
-  if (!o.models.empty()) bench.models = o.models;
   r.models = bench.models;
   bench.rounds = 3;
   bench.repeats = 3;
   bench.dtype = r.dtype = o.dtype;
-  r.device = measureDevice(bench, r.calibrated.device, r.calibrated.device.peak(o.dtype), world,
+  r.device = measureDevice(bench, models, r.calibrated.device, r.calibrated.device.peak(o.dtype), world,
                            r.calibrated.ranksOnANode(world.size()), deadline, progress);
   r.calibrated.device = r.device.fitted;
   skew.sit();
@@ -394,8 +394,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   printSkew(r, out);
   if (const auto& slice = r.calibrated.implementation.commThreadSlice) {
     out << fmt::format("communication threads ran with {} (implementation.comm_thread_slice; the comm_thread_slice "
-                       "knob)\n", *slice > 0 ? fmt::format("a {} time slice", units::formatSeconds(*slice))
-                                              : std::string("the kernel's own time slice"));
+                       "knob)\n", core::threadSliceText(*slice));
   }
   out << fmt::format("measured in {:.0f} s\n", r.seconds);
 }
@@ -469,11 +468,13 @@ void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Con
                                       {.deadlineSeconds = deadline, .verify = context.knobs.getBool("comm_verify")});
   agreeAcrossRanks(world.comm, runConfiguration(command, context.knobs));
   requireWritableDirectory(o.out, "--out");
-  if (!o.models.empty()) requireModels(o.models, "--quick-models");
+  ComputeBench bench;
+  if (!o.models.empty()) bench.models = o.models;
+  const std::vector<graph::Model> models = loadModels(bench.models, "--quick-models");
   const bool lead = world.comm.rank() == 0;
   std::ostringstream quiet;
   std::ostream& progress = lead && !o.json ? context.out : quiet;
-  const QuickResult r = measure(o, world.comm, deadline, progress);
+  const QuickResult r = measure(o, bench, models, world.comm, deadline, progress);
   if (!lead) return;
   if (!o.out.empty()) {
     const std::string yaml = hw::clusterYaml(r.calibrated);
