@@ -119,7 +119,7 @@ bool Implementation::isIdentity() const {
   for (const std::vector<PathLink>& links : paths) {
     if (!links.empty()) return false;
   }
-  return overlap.isIdentity() && wireConversion.isIdentity() && skew == 0 && syncWait == 0 && syncWaitBeside == 0 &&
+  return overlap.isIdentity() && wireConversion.isIdentity() && skew == 0 && skewBeside == 0 && syncWait == 0 && syncWaitBeside == 0 &&
          handoffWait == 0;
 }
 
@@ -229,6 +229,7 @@ void validateImplementation(const Implementation& implementation, const std::vec
   c.within(implementation.overlap.whileChunked(), 0, 1, "implementation.overlap.chunked");
   if (implementation.overlap.forward) c.within(*implementation.overlap.forward, 1e-4, 1, "implementation.overlap.forward");
   c.within(implementation.skew, 0, 1, "implementation.skew");
+  c.within(implementation.skewBeside, 0, 1, "implementation.skew_beside");
   c.within(implementation.syncWait, 0, 1, "implementation.sync_wait");
   c.within(implementation.syncWaitBeside, 0, 1, "implementation.sync_wait_beside");
   c.within(implementation.handoffWait, 0, 1, "implementation.handoff_wait");

@@ -143,7 +143,7 @@ PathLink readPathLink(const YamlValue& v) {
 }
 
 Implementation readImplementation(const YamlValue& v) {
-  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "sync_wait", "sync_wait_beside",
+  std::vector<std::string> keys{"source", "paths", "overlap", "wire_conversion", "skew", "skew_beside", "sync_wait", "sync_wait_beside",
                                 "handoff_wait", "comm_thread_slice"};
   for (const ImplementationFactor& f : kImplementationFactors) keys.emplace_back(f.key);
   v.requireKeys(keys);
@@ -151,6 +151,7 @@ Implementation readImplementation(const YamlValue& v) {
   i.source = v.text("source", "");
   for (const ImplementationFactor& f : kImplementationFactors) i.*f.field = v.number(f.key, 1.0);
   i.skew = v.number("skew", 0.0);
+  i.skewBeside = v.number("skew_beside", 0.0);
   i.syncWait = v.number("sync_wait", 0.0);
   i.syncWaitBeside = v.number("sync_wait_beside", 0.0);
   i.handoffWait = v.number("handoff_wait", 0.0);
@@ -220,6 +221,7 @@ std::string implementationSection(const Implementation& implementation) {
                            o.forward ? fmt::format(", forward: {:.4g}", *o.forward) : "");
   }
   if (implementation.skew != 0) section += fmt::format("  skew: {:.4g}\n", implementation.skew);
+  if (implementation.skewBeside != 0) section += fmt::format("  skew_beside: {:.4g}\n", implementation.skewBeside);
   if (implementation.syncWait != 0) section += fmt::format("  sync_wait: {:.4g}\n", implementation.syncWait);
   if (implementation.syncWaitBeside != 0) {
     section += fmt::format("  sync_wait_beside: {:.4g}\n", implementation.syncWaitBeside);

@@ -275,22 +275,27 @@ class Evaluator {
   // the previous one, forward through the loss and back. The compute after the last one waits
   // at the gradient reduction (a data-parallel step's whole compute), or without one at the
   // next step's first synchronisation. Each of them also waits `syncWait` whatever the compute
-  // before it, or `syncWaitBeside` where the gradient engine reduces beside it. A pipeline's or
-  // placement's stages wait on each other anyway (their bubble).
+  // before it, or `syncWaitBeside` where the gradient engine reduces beside it, where the ranks
+  // also drift at `skewBeside` over the share of the compute the reductions are in flight. A
+  // pipeline's or placement's stages wait on each other anyway (their bubble).
   void skewWaits() {
     const hw::Implementation& impl = cluster_.implementation;
     const double growth = skewGrowth(grid_.total());
     const double skew = impl.skew * growth;
     const double syncWait = impl.syncWait * growth;
-    const bool forwardBeside = impl.syncWaitBeside > 0 && reducingBeside(false);
-    const bool backwardBeside = impl.syncWaitBeside > 0 && reducingBeside(true);
+    const bool measuredBeside = impl.syncWaitBeside > 0 || impl.skewBeside > 0;
+    const bool forwardBeside = measuredBeside && reducingBeside(false);
+    const bool backwardBeside = measuredBeside && reducingBeside(true);
     // Priced only where the engine reduces beside (the presets have no such wait): the share
     // prices every gradient's reduction, which the oracle's hot loop need not do for nothing.
-    const double besideWait = forwardBeside || backwardBeside ? impl.syncWaitBeside * growth * besideShare() : 0;
+    const double share = forwardBeside || backwardBeside ? besideShare() : 0;
+    const double besideWait = impl.syncWaitBeside * growth * share;
+    const double besideSkew = skew + (impl.skewBesideOr() * growth - skew) * share;
     const double backwardWait = backwardBeside ? besideWait : syncWait;
+    double drift = 0;  // since the previous synchronisation
     skewTail_ = 0;
     besideWaits_ = 0;
-    if (skew <= 0 && syncWait <= 0 && besideWait <= 0) return;
+    if (skew <= 0 && besideSkew <= 0 && syncWait <= 0 && besideWait <= 0) return;
     // A split layer's synchronisation meets its group's ranks (channel x filter x spatial), the
     // gradient reduction every rank: the slowest of fewer lags less. lenet, data=2 x filter=2
     // on the 2x2 netns hosts: its layer collectives waited 8.3 ms a step, predicted 18.6 ms at
@@ -298,20 +303,19 @@ class Evaluator {
     const double layerShare = skewGrowth(static_cast<std::int64_t>(grid_.channel) * grid_.filter * grid_.spatial()) / growth;
     int first = -1;
     auto pass = [&](int i, double compute, bool beside) {
-      skewTail_ += compute;
+      drift += compute * (beside ? besideSkew : skew);
       if (a_.communication[i] <= 0) return;
-      waitAt(i, layerShare * ((beside ? besideWait : syncWait) + skew * skewTail_));
+      waitAt(i, layerShare * ((beside ? besideWait : syncWait) + drift));
       if (beside) besideWaits_ += layerShare * besideWait;
       if (first < 0) first = i;
-      skewTail_ = 0;
+      drift = 0;
     };
     for (int i = 0; i < model_.size(); ++i) pass(i, a_.forward[i], forwardBeside);
     for (int i = model_.size() - 1; i >= 0; --i) pass(i, a_.backward[i], backwardBeside);
     if (static_cast<std::int64_t>(grid_.data) * grid_.spatial() == 1 && first >= 0) {
-      waitAt(first, skew * skewTail_);  // no gradient reduction: the next step's first synchronisation waits
-      skewTail_ = 0;
+      waitAt(first, drift);  // no gradient reduction: the next step's first synchronisation waits
     } else {
-      skewTail_ = backwardWait + skew * skewTail_;  // the gradient reduction's wait
+      skewTail_ = backwardWait + drift;  // the gradient reduction's wait
     }
   }
 

@@ -81,6 +81,11 @@ elif not (k.get("sync_wait_s", 0) <= k.get("sync_wait_beside_s", -1)
           and max(k["sittings"]["sync_wait_beside_s"]) <= len(k["sittings"]["sync_wait_beside_s"])
               * max(k.get("beside_wait_s", -1), k.get("layer_wait_s", -1), 0)):
     problems.append(f"sync wait beside {k}")
+# The short and long spans beside the engine's calls: 4x apart again, and their slope the sittings' median.
+elif not (2 < k.get("long_beside_compute_s", 0) / max(k.get("short_beside_compute_s", 0), 1e-12) < 8
+          and 0 <= k.get("skew_beside", -1) <= 1
+          and k["skew_beside"] == statistics.median(k.get("sittings", {}).get("skew_beside") or [-1])):
+    problems.append(f"skew beside {k}")
 else:
     # The quiet wait is written as the pipeline's handoff wait, not as sync_wait, and only where
     # the ranks that share the machine outnumber its cores.
@@ -88,7 +93,8 @@ else:
     crowded = k.get("ranks_sharing_cores", 0) > k.get("cores", 1e9)
     if not 1 <= k.get("ranks_sharing_cores", 0) <= 2 or k.get("cores", 0) < 1: problems.append(f"sharing {k}")
     if k.get("handoff_wait_s", -1) != (k["sync_wait_s"] if crowded else 0): problems.append(f"handoff wait {k}")
-    for key, measured in (("sync_wait_beside", k["sync_wait_beside_s"]), ("handoff_wait", k["handoff_wait_s"])):
+    for key, measured in (("sync_wait_beside", k["sync_wait_beside_s"]), ("handoff_wait", k["handoff_wait_s"]),
+                          ("skew_beside", k["skew_beside"])):
         written = re.search(rf"^  {key}: (\S+)$", text, re.M)
         if abs((float(written.group(1)) if written else 0) - measured) > 1e-3 * measured + 1e-9:
             problems.append(f"{key} written as {written and written.group(1)}, measured {measured}")

@@ -7,8 +7,10 @@ namespace paraxis::calib {
 namespace {
 
 // A sitting whose short and long spans (10 and 40 ms) wait `shortWait` and `longWait`, and whose
-// layer-sized spans (2 ms) wait `layerWait` alone and `besideWait` beside the engine's calls.
-SkewSitting sitting(double latency, double shortWait, double longWait, double layerWait, double besideWait) {
+// layer-sized spans (2 ms) wait `layerWait` alone and `besideWait` beside the engine's calls, and
+// whose short and long spans beside them (11 and 42 ms) wait `shortBeside` and `longBeside`.
+SkewSitting sitting(double latency, double shortWait, double longWait, double layerWait, double besideWait,
+                    double shortBeside = 0, double longBeside = 0) {
   SkewSitting s;
   s.latency = latency;
   s.shortCompute = 10e-3;
@@ -18,6 +20,10 @@ SkewSitting sitting(double latency, double shortWait, double longWait, double la
   s.layerCompute = s.besideCompute = 2e-3;
   s.layerWait = layerWait;
   s.besideWait = besideWait;
+  s.shortBesideCompute = 11e-3;
+  s.shortBesideWait = shortBeside;
+  s.longBesideCompute = 42e-3;
+  s.longBesideWait = longBeside;
   return s;
 }
 
@@ -47,6 +53,20 @@ TEST(SkewSittings, FiguresAreTheSittingsMediansAndEachSubtractsItsOwnLatency) {
   EXPECT_NEAR(m.spans.longWait, 3.0667e-3, 1e-7);   // the spans pooled
   EXPECT_NEAR(m.spans.latency, 140e-6, 1e-12);
   EXPECT_EQ(m.sittingSyncWaitBeside, (std::vector<double>{a.syncWaitBeside, b.syncWaitBeside, c.syncWaitBeside}));
+}
+
+// Beside the engine's calls the ranks drift at their own slope, the sittings' median; a slope
+// below 0 (the long spans waited less) reads 0.
+TEST(SkewSittings, TheDriftBesideTheEnginesCallsIsItsOwnSlope) {
+  const SkewMeasurement one = skewFromSittings({sitting(10e-6, 0.5e-3, 2e-3, 0.2e-3, 0.4e-3, 0.3e-3, 1.85e-3)});
+  EXPECT_NEAR(one.skewBeside, 0.05, 1e-12);  // (1.85 - 0.3) ms over 31 ms
+  EXPECT_NEAR(one.skew, 0.05, 1e-12);
+  const SkewMeasurement three = skewFromSittings({sitting(10e-6, 0.5e-3, 2e-3, 0.2e-3, 0.4e-3, 0.3e-3, 1.85e-3),
+                                                  sitting(10e-6, 0.5e-3, 2e-3, 0.2e-3, 0.4e-3, 1e-3, 0.9e-3),
+                                                  sitting(10e-6, 0.5e-3, 2e-3, 0.2e-3, 0.4e-3, 0.2e-3, 3.3e-3)});
+  EXPECT_EQ(three.sittingSkewBeside[1], 0);
+  EXPECT_NEAR(three.sittingSkewBeside[2], 0.1, 1e-12);
+  EXPECT_NEAR(three.skewBeside, 0.05, 1e-12);  // 5 %, 0 and 10 %: the middle one
 }
 
 TEST(SkewSittings, NoSittingIsAnError) { EXPECT_THROW(skewFromSittings({}), std::logic_error); }

@@ -84,6 +84,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.implementation.overlap = {.hidden = 0.25, .slowdown = 1.5, .chunked = 0.125, .forward = 0.0625};
       c.implementation.wireConversion = {.f16 = 9.5e9, .bf16 = 8.25e9};
       c.implementation.skew = 0.0625;
+      c.implementation.skewBeside = 0.0375;
       c.implementation.syncWait = 2.5e-4;
       c.implementation.syncWaitBeside = 1.5e-4;
       c.implementation.handoffWait = 1.25e-3;
@@ -134,6 +135,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.implementation.wireConversion.f16, c.implementation.wireConversion.f16);
     EXPECT_EQ(back.implementation.wireConversion.bf16, c.implementation.wireConversion.bf16);
     EXPECT_EQ(back.implementation.skew, c.implementation.skew);
+    EXPECT_EQ(back.implementation.skewBeside, c.implementation.skewBeside);
     EXPECT_EQ(back.implementation.syncWait, c.implementation.syncWait);
     EXPECT_EQ(back.implementation.syncWaitBeside, c.implementation.syncWaitBeside);
     EXPECT_EQ(back.implementation.handoffWait, c.implementation.handoffWait);
@@ -219,6 +221,8 @@ TEST(ClusterYaml, SkewAndMemoryEfficienciesAreChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   auto refused = [](const std::string& text, const std::string& expected) { expectRefused(text, "odd.yaml", expected); };
   refused(base + "implementation:\n  skew: 1.5\n", "odd.yaml: implementation.skew: expected a value in [0, 1], found 1.5");
+  refused(base + "implementation:\n  skew_beside: -0.5\n",
+          "odd.yaml: implementation.skew_beside: expected a value in [0, 1], found -0.5");
   refused(base + "implementation:\n  sync_wait: -0.001\n",
           "odd.yaml: implementation.sync_wait: expected a value in [0, 1], found -0.001");
   refused(base + "implementation:\n  sync_wait_beside: 2\n",

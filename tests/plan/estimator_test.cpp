@@ -176,6 +176,36 @@ TEST_F(ThreeLayers, SyncWaitBesideIsWaitedWhereTheEngineReducesBeside) {
   EXPECT_DOUBLE_EQ(estimate(in, filter).time.layerCollectives, split.time.layerCollectives);
 }
 
+// Beside the engine's reductions the ranks drift at skew_beside over the share of the step's
+// compute the reductions are in flight, at the quiet skew over the rest: a data-parallel step's
+// closing wait grows with it; without overlap (nothing beside) and where nothing is replicated
+// (a filter split: no reduction) it changes nothing; unset, it is the quiet skew.
+TEST_F(ThreeLayers, RanksDriftAtSkewBesideWhileTheReductionsAreInFlight) {
+  Strategy s{"data", Grid{.data = 2}, 8};
+  cluster.implementation.skew = 0.01;
+  const Estimate quiet = estimate(in, s);
+  cluster.implementation.skewBeside = 0.01;
+  EXPECT_DOUBLE_EQ(estimate(in, s).time.gradientExposed, quiet.time.gradientExposed);
+  cluster.implementation.skewBeside = 0.05;
+  const Estimate beside = estimate(in, s);
+  const double compute = quiet.time.forward + quiet.time.backwardData + quiet.time.backwardWeight;
+  const double added = beside.time.gradientExposed - quiet.time.gradientExposed;
+  EXPECT_GT(added, 0);
+  EXPECT_LE(added, 0.04 * compute + 1e-15);  // at most all of the step beside the reductions
+  cluster.implementation.skewBeside = 0.09;  // the added drift is linear in the difference
+  EXPECT_NEAR(estimate(in, s).time.gradientExposed - quiet.time.gradientExposed, 2 * added, 1e-15);
+  s.comm.overlap = false;
+  cluster.implementation.skewBeside = 0;
+  const Estimate after = estimate(in, s);
+  cluster.implementation.skewBeside = 0.05;
+  EXPECT_DOUBLE_EQ(estimate(in, s).time.gradientExposed, after.time.gradientExposed);
+  const Strategy filter{"filter", Grid{.filter = 2}, 4};
+  cluster.implementation.skewBeside = 0;
+  const Estimate split = estimate(in, filter);
+  cluster.implementation.skewBeside = 0.05;
+  EXPECT_DOUBLE_EQ(estimate(in, filter).time.layerCollectives, split.time.layerCollectives);
+}
+
 // A spatial split's synchronisations wait beside the reductions, which keep moving meanwhile:
 // the waits land on the halo exchanges and layer collectives, and the gradient's exposed time
 // shrinks by as much (down to none) before the reduction's own wait and its group's are added.

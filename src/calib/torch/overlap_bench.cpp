@@ -357,7 +357,7 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms in training).
   // The longer spans each start from a barrier, to see the drift alone. Per span: the mean
   // compute, and the mean wait (the time that was not this rank's compute).
-  double sums[8] = {};  // compute and wait: layer-sized, short, long, layer-sized beside reductions
+  double sums[12] = {};  // compute and wait: layer-sized, short, long, layer-sized beside reductions, short and long beside
   auto spans = [&](int repeats, int samples, int count, bool chained, double* out,
                    const comm::Communicator* group = nullptr) {
     ComputeLoop compute(repeats, samples);
@@ -384,14 +384,19 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // only after that thread's time slice. The spans synchronise within a host, as a split
   // layer's group does, while the engine's calls span every rank (synchronising the whole 2x2
   // netns job instead read 3 ms, within each host 1.6-1.7 ms, where resnet18 data=2 x h=2
-  // training waited ~1.4 ms at each halo exchange and batch norm).
+  // training waited ~1.4 ms at each halo exchange and batch norm). Then the short and the long
+  // spans beside them, over every rank as a replicated step's closing wait: the engine's threads
+  // take one rank's cores and then another's, so the ranks drift apart faster than alone (2 ranks
+  // here: 3.5-5.3 % of the compute against 0.4-7.5 % alone, three calibrations, 2026-12-06).
   {
     const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(comm);
     BackgroundChunks background(comm, deadline);
     spans(1, 1, 240, true, sums + 6, &hosts.local());
+    spans(1, 8, 24, false, sums + 8);
+    spans(4, 8, 24, false, sums + 10);
     background.stop();
   }
-  comm::allreduce(comm, sums, sums, 8, comm::DataType::kF64, options);
+  comm::allreduce(comm, sums, sums, 12, comm::DataType::kF64, options);
   for (double& sum : sums) sum /= comm.size();
   m.layerCompute = sums[0];
   m.layerWait = sums[1];
@@ -401,6 +406,10 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   m.longWait = sums[5];
   m.besideCompute = sums[6];
   m.besideWait = sums[7];
+  m.shortBesideCompute = sums[8];
+  m.shortBesideWait = sums[9];
+  m.longBesideCompute = sums[10];
+  m.longBesideWait = sums[11];
   return m;
 }
 
@@ -412,8 +421,12 @@ SkewMeasurement skewFrom(const SkewSitting& s) {
   m.spans = s;
   m.compute = (s.shortCompute + s.longCompute) / 2;
   m.wait = (s.shortWait + s.longWait) / 2;
-  const double span = s.longCompute - s.shortCompute;
-  m.skew = span > 0 ? std::clamp((s.longWait - s.shortWait) / span, 0.0, 1.0) : 0.0;
+  auto slope = [](double shortCompute, double shortWait, double longCompute, double longWait) {
+    const double span = longCompute - shortCompute;
+    return span > 0 ? std::clamp((longWait - shortWait) / span, 0.0, 1.0) : 0.0;
+  };
+  m.skew = slope(s.shortCompute, s.shortWait, s.longCompute, s.longWait);
+  m.skewBeside = slope(s.shortBesideCompute, s.shortBesideWait, s.longBesideCompute, s.longBesideWait);
   m.syncWait = std::clamp(s.layerWait - s.latency - m.skew * s.layerCompute, 0.0, 1.0);
   // The engine's calls beside a synchronisation add to its wait, never take from it; the two
   // estimates scatter apart with the machine's load (one calibration read 221 us without them
@@ -430,7 +443,9 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   constexpr double SkewSitting::*kFigures[] = {
       &SkewSitting::latency,     &SkewSitting::layerCompute, &SkewSitting::layerWait,
       &SkewSitting::shortCompute, &SkewSitting::shortWait,   &SkewSitting::longCompute,
-      &SkewSitting::longWait,    &SkewSitting::besideCompute, &SkewSitting::besideWait};
+      &SkewSitting::longWait,    &SkewSitting::besideCompute, &SkewSitting::besideWait,
+      &SkewSitting::shortBesideCompute, &SkewSitting::shortBesideWait, &SkewSitting::longBesideCompute,
+      &SkewSitting::longBesideWait};
   const auto n = static_cast<double>(sittings.size());
   SkewSitting pool;
   for (const SkewSitting& s : sittings) {
@@ -448,9 +463,11 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
     const SkewMeasurement alone = skewFrom(s);
     m.sittingSyncWaitBeside.push_back(alone.syncWaitBeside);
     m.sittingSkew.push_back(alone.skew);
+    m.sittingSkewBeside.push_back(alone.skewBeside);
     syncWaits.push_back(alone.syncWait);
   }
   m.skew = median(m.sittingSkew);
+  m.skewBeside = median(m.sittingSkewBeside);
   m.syncWait = median(syncWaits);
   m.syncWaitBeside = median(m.sittingSyncWaitBeside);
   return m;

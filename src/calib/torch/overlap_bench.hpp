@@ -39,11 +39,13 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
 // One sitting of such spans: the latency (the allreduce right after a barrier: no one to wait
 // for), and per kind of span its compute and wait (seconds, each the mean over the sitting's
 // spans and the ranks): short, long (4x the compute), many layer-sized ones (~1.4 ms) back to
-// back, and those again with the gradient engine's calls in flight beside them.
+// back, and those again with the gradient engine's calls in flight beside them, and the short and
+// long ones too.
 struct SkewSitting {
   double latency = 0;
   double layerCompute = 0, layerWait = 0, shortCompute = 0, shortWait = 0;
   double longCompute = 0, longWait = 0, besideCompute = 0, besideWait = 0;
+  double shortBesideCompute = 0, shortBesideWait = 0, longBesideCompute = 0, longBesideWait = 0;
 };
 
 struct SkewMeasurement {
@@ -57,8 +59,12 @@ struct SkewMeasurement {
   // What each synchronisation waits beside the engine's calls (::syncWaitBeside): the beside
   // spans' wait less the latency and the slope's share, and no less than syncWait.
   double syncWaitBeside = 0;
-  // What each sitting alone read for syncWaitBeside and skew (the three above are their medians).
-  std::vector<double> sittingSyncWaitBeside, sittingSkew;
+  // The slope of the wait between the short and the long spans beside the engine's calls
+  // (::skewBeside), >= 0.
+  double skewBeside = 0;
+  // What each sitting alone read for syncWaitBeside, skew and skewBeside (the figures above are
+  // their medians).
+  std::vector<double> sittingSyncWaitBeside, sittingSkew, sittingSkewBeside;
 };
 
 // Collective over `comm` (of two ranks or more), ~3 s on 2 ranks here; every rank returns the
@@ -66,7 +72,7 @@ struct SkewMeasurement {
 SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
 
 // The figures of sittings made at different times: each span kind's mean over all of them, and
-// skew, syncWait and syncWaitBeside each the median of the sittings' own (core/median.hpp: of
+// skew, skewBeside, syncWait and syncWaitBeside each the median of the sittings' own (core/median.hpp: of
 // two, the larger). The waits are rare stalls whose rate follows the machine's load from one few
 // seconds to the next.
 SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings);

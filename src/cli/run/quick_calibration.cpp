@@ -218,6 +218,7 @@ class SkewSittings {
     if (sittings_.empty()) return;
     r.skew = calib::skewFromSittings(sittings_);
     r.calibrated.implementation.skew = r.skew->skew;
+    r.calibrated.implementation.skewBeside = r.skew->skewBeside;
     r.calibrated.implementation.syncWaitBeside = r.skew->syncWaitBeside;
     r.calibrated.implementation.handoffWait = r.ranksOnCores > r.cores ? r.skew->syncWait : 0;
   }
@@ -334,9 +335,15 @@ void printSkew(const QuickResult& r, std::ostream& out) {
                      "there waits {} more (implementation.sync_wait_beside; no less than the quiet spans')\n",
                      units::formatSeconds(k.spans.besideCompute), units::formatSeconds(k.spans.besideWait),
                      units::formatSeconds(k.syncWaitBeside));
-  out << fmt::format("  the spans pooled over {} sittings; the skew and the waits are the medians of the sittings' own "
-                     "(skew {}, that wait {})\n",
-                     k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedSeconds(k.sittingSyncWaitBeside));
+  out << fmt::format("  beside them, after {} / {} of compute it took {} / {}: ranks drift apart by {:.1f}% of what they "
+                     "compute while the engine's reductions are in flight (implementation.skew_beside)\n",
+                     units::formatSeconds(k.spans.shortBesideCompute), units::formatSeconds(k.spans.longBesideCompute),
+                     units::formatSeconds(k.spans.shortBesideWait), units::formatSeconds(k.spans.longBesideWait),
+                     k.skewBeside * 100);
+  out << fmt::format("  the spans pooled over {} sittings; the skews and the waits are the medians of the sittings' own "
+                     "(skew {}, beside {}, that wait {})\n",
+                     k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedPercents(k.sittingSkewBeside),
+                     joinedSeconds(k.sittingSyncWaitBeside));
 }
 
 void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& out) {
@@ -446,7 +453,13 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
             {"sync_wait_beside_s", k.syncWaitBeside},
             {"beside_compute_s", k.spans.besideCompute},
             {"beside_wait_s", k.spans.besideWait},
-            {"sittings", {{"skew", k.sittingSkew}, {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
+            {"skew_beside", k.skewBeside},
+            {"short_beside_compute_s", k.spans.shortBesideCompute},
+            {"short_beside_wait_s", k.spans.shortBesideWait},
+            {"long_beside_compute_s", k.spans.longBesideCompute},
+            {"long_beside_wait_s", k.spans.longBesideWait},
+            {"sittings",
+             {{"skew", k.sittingSkew}, {"skew_beside", k.sittingSkewBeside}, {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"models", r.models},
