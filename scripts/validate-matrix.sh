@@ -33,7 +33,11 @@
 #   --fit-models L   also the transfer check: `paraxis calibrate --measured` on the runs of
 #                    the models in L (comma-separated, as in --models), then the other models'
 #                    runs validated against that calibrated cluster, with no refit
-#   --fit KIND       what that calibration fits: factors (default) or physical
+#   --fit KIND       what that calibration fits: factors (default), physical or communication
+#                    (the paths and the overlap; compute as calibrate --quick measured it, which
+#                    a fit to two small models' runs moves the wrong way for the others: on five
+#                    2-rank sittings, 2026-12-06, physical transferred at 11.8-20.6 %,
+#                    communication at 5.6-8.0 %)
 #   --overlap-check  also the overlap check: each model's data-parallel grid once more with
 #                    --no-overlap (reports in DIR/no-overlap), then per model the exposed
 #                    gradient communication measured and predicted with overlap and without,
@@ -55,7 +59,7 @@ fit_kind=factors
 overlap_check=""
 while [ $# -gt 0 ]; do
   case $1 in
-    --fit) fit_kind=${2:?--fit needs factors or physical}; shift 2 ;;
+    --fit) fit_kind=${2:?--fit needs factors, physical or communication}; shift 2 ;;
     --fit-models) fit_models=${2:?--fit-models needs a list}; shift 2 ;;
     --quick) quick=1; shift ;;
     --quick-models) quick_models=${2:?--quick-models needs a list}; shift 2 ;;

@@ -72,8 +72,10 @@ std::vector<RunComparison> compareRuns(const std::vector<PlanInputs>& inputs, co
 double meanAbsoluteError(const std::vector<RunComparison>& rows);
 
 // What calibrate fits: a factor on each kind of predicted time, or the physical description
-// (compute factors, each communication path's alpha and beta per level, the overlap).
-enum class FitKind { kFactors, kPhysical };
+// (compute factors, each communication path's alpha and beta per level, the overlap), or that
+// description's communication alone (the paths and the overlap; compute as the cluster's device
+// gives it, where calibrate --quick measured it across models and sizes).
+enum class FitKind { kFactors, kPhysical, kCommunication };
 
 struct ImplementationFit {
   hw::Implementation implementation;    // the fitted factors; those no run exercises stay 1

@@ -80,10 +80,16 @@ void addPathParameters(hw::Cluster& cluster, const std::vector<MeasuredRun>& run
 
 void FitParameter::apply() const { *value = std::clamp(base * scale, low, high); }
 
+std::string_view whyUnfitted(FitKind kind, const hw::ImplementationFactor& f) {
+  if (kind == FitKind::kFactors) return "no run exercises it";
+  if (!isCompute(f)) return "the paths carry it";
+  return kind == FitKind::kCommunication ? "compute as the device gives it" : "no run exercises it";
+}
+
 std::vector<FitParameter> fitParameters(hw::Cluster& cluster, const std::vector<MeasuredRun>& runs, FitKind kind) {
   std::vector<FitParameter> out;
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
-    if (kind == FitKind::kPhysical && !isCompute(f)) continue;
+    if (kind != FitKind::kFactors && (kind == FitKind::kCommunication || !isCompute(f))) continue;
     const bool used = std::any_of(runs.begin(), runs.end(), [&](const MeasuredRun& r) { return exercises(r.strategy.grid, f); });
     if (used) out.push_back({f.key, &(cluster.implementation.*f.field), 1, 1e-6, 1e6});
   }

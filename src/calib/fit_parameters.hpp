@@ -5,6 +5,7 @@
 // communication path's alpha and beta per network level, and the overlap's hidden rate and
 // compute slowdown). Only what some run exercises is free.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calib/calibration.hpp"
@@ -20,6 +21,11 @@ struct FitParameter {
   double scale = 1;    // what the fit moves: value = base x scale, within [low, high]
   void apply() const;
 };
+
+// Why implementation factor `f` stays at 1 when a fit of `kind` leaves it out of the fitted
+// parameters, as calibrate prints it: no run exercises it, the paths carry it (the physical and
+// communication fits), or compute stays as the device gives it (the communication fit).
+std::string_view whyUnfitted(FitKind kind, const hw::ImplementationFactor& f);
 
 // Points into `cluster` (adding the path entries the physical parameters need first): keep the
 // cluster alive and its paths unchanged while the parameters are used.

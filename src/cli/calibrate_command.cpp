@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "calib/calibration.hpp"
+#include "calib/fit_parameters.hpp"
 #include "calib/machine_check.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
@@ -255,6 +256,7 @@ std::vector<bool> heldOutRuns(const Options& o, const std::vector<calib::Measure
 }
 
 struct Calibration {
+  calib::FitKind kind = calib::FitKind::kFactors;
   calib::ImplementationFit fit;
   hw::Cluster calibrated;
   std::vector<calib::RunComparison> rows;  // every run, against the calibrated cluster
@@ -301,7 +303,7 @@ void printCalibration(const Calibration& c, std::ostream& out) {
   const hw::Implementation& im = c.calibrated.implementation;
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
     const bool fitted = std::find(c.fit.fitted.begin(), c.fit.fitted.end(), f.key) != c.fit.fitted.end();
-    factors.addRow({f.key, fitted ? fmt::format("{:.3g}", im.*f.field) : "1 (no run exercises it)"});
+    factors.addRow({f.key, fitted ? fmt::format("{:.3g}", im.*f.field) : fmt::format("1 ({})", calib::whyUnfitted(c.kind, f))});
   }
   out << "\nimplementation factors (predicted time of that kind x factor):\n";
   factors.print(out);
@@ -360,8 +362,10 @@ void runCalibrate(const Options& o, Context& context) {
                                fitting.size(), runs.size(), fmt::join(o.measured, ", "))
                 << std::flush;
   }
-  c.fit = calib::fitImplementation(fittingInputs, fitting,
-                                   o.fit == "physical" ? calib::FitKind::kPhysical : calib::FitKind::kFactors);
+  c.kind = o.fit == "physical"        ? calib::FitKind::kPhysical
+           : o.fit == "communication" ? calib::FitKind::kCommunication
+                                      : calib::FitKind::kFactors;
+  c.fit = calib::fitImplementation(fittingInputs, fitting, c.kind);
   c.calibrated = cluster;
   c.calibrated.implementation = c.fit.implementation;
   c.calibrated.implementation.source = fmt::format("paraxis calibrate: {} on {} fitted to {} runs of {}", models.names(),
@@ -421,8 +425,9 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
   c->add_option("--out", o->out, "write the calibrated cluster file here");
   c->add_option("--fit", o->fit,
                  "what to fit: factors (one per kind of predicted time, default) or physical (compute factors, each "
-                 "communication path's alpha and bandwidth per level, the overlap)")
-      ->check(CLI::IsMember({"factors", "physical"}));
+                 "communication path's alpha and bandwidth per level, the overlap) or communication (the same "
+                 "without the compute factors: compute as the cluster's device gives it)")
+      ->check(CLI::IsMember({"factors", "physical", "communication"}));
   c->add_flag("--quick", o->quick,
               "no runs: time this machine (under mpirun, the job's ranks and hosts) and fit every communication "
               "path's alpha and bandwidth per level and the device (about a minute)");

@@ -178,6 +178,28 @@ TEST_F(Fit, KeepsWhatWasMeasured) {
   EXPECT_NEAR(fit.implementation.gradientAllreduce, 1, 0.01);
 }
 
+// The communication fit moves each path's alpha and bandwidth and the overlap, never compute:
+// runs made with a slower halo path and the compute as the device gives it are fitted back to
+// within a per cent by the paths alone, every compute factor left at 1 and unnamed.
+TEST_F(Fit, CommunicationFitLeavesComputeAsTheDeviceGivesIt) {
+  hw::Implementation truth;
+  truth.paths[static_cast<int>(hw::CommPath::kPointToPoint)] = {{"nvlink", 200e-6, 1 / 2e9}};
+  const std::vector<calib::MeasuredRun> runs =
+      synthetic(truth, {shaped("data+spatial", "data=8xh=4", 2048), shaped("data+spatial", "data=16xh=2xw=2", 1024),
+                        shaped("spatial", "h=4", 32), shaped("data+filter", "data=8xfilter=4", 512)});
+  const calib::ImplementationFit fit = calib::fitImplementation(in, runs, calib::FitKind::kCommunication);
+  EXPECT_GT(fit.errorBefore, 0.05);
+  EXPECT_LT(fit.errorAfter, 0.01);
+  for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
+    EXPECT_EQ(fit.implementation.*f.field, 1) << f.key;
+    EXPECT_EQ(std::count(fit.fitted.begin(), fit.fitted.end(), f.key), 0) << f.key;
+  }
+  EXPECT_EQ(std::count(fit.fitted.begin(), fit.fitted.end(), "paths.point_to_point.nvlink.alpha"), 1);
+  // The physical fit on the same runs frees the compute factors the runs exercise.
+  const calib::ImplementationFit physical = calib::fitImplementation(in, runs, calib::FitKind::kPhysical);
+  EXPECT_EQ(std::count(physical.fitted.begin(), physical.fitted.end(), "spatial_compute"), 1);
+}
+
 TEST(MeasuredRuns, ReadsTheFormat) {
   const std::vector<calib::MeasuredRun> runs = calib::readMeasuredRuns(std::string(PARAXIS_TEST_DATA) + "/paradl_abci_resnet50_runs.csv");
   ASSERT_EQ(runs.size(), 12U);

@@ -18,6 +18,10 @@ expect_ok "held-out runs: [0-9.]+%" calibrate --measured "$runs" --fit-gpus 32,6
 expect_ok "implementation factors .*paraxis calibrate" clusters show "$calibrated"
 expect_ok "implementation factors: paraxis calibrate" validate --measured "$runs" --cluster "$calibrated"
 expect_ok "communication paths as fitted" calibrate --measured "$runs" --fit-gpus 32,64 --fit physical
+expect_ok "communication paths as fitted" calibrate --measured "$runs" --fit-gpus 32,64 --fit communication
+if ! "$paraxis" calibrate --measured "$runs" --fit-gpus 32,64 --fit communication | grep -qE "^compute +1 \(compute as the device gives it\)"; then
+  echo "FAIL: calibrate --fit communication fitted a compute factor"; failures=$((failures + 1))
+fi
 expect_error "--fit" calibrate --measured "$runs" --fit bogus
 rm -f "$calibrated"
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
