@@ -358,10 +358,11 @@ struct Implementation {
   double skew = 0;
   // The same drift while the gradient engine's reductions are in flight beside the compute: the
   // engine's threads take the cores of one rank and then of another, so the ranks drift apart
-  // faster (2 ranks on this project's 2-core VM: 3.5-5.3 % of the compute beside the engine's
-  // calls over three calibrations where the quiet spans read 0.4-7.5 %; lenet and small-cnn
-  // data=2 steps waited 0.2-0.3 ms at their closing agreement, 3 % of their compute). 0: as `skew`.
+  // faster (2 ranks on this project's 2-core VM: 3.5-6.2 % of the compute beside the engine's
+  // calls over five calibrations where the quiet spans read 0.4-7.5 %; a small-cnn data=2 step
+  // waited 0.27-0.29 ms at its closing agreement, 3 % of its compute). 0: as `skew`.
   double skewBeside = 0;
+  double skewWhileReducing() const { return skewBeside > 0 ? skewBeside : skew; }
   // And, whatever the compute between, seconds each blocking synchronisation waits beyond the
   // link's latency: a rank woken from a wait gets its core back only after whatever else ran
   // there (ranks and progress threads outnumbering cores). 0: none.
@@ -370,7 +371,6 @@ struct Implementation {
   // replicated step overlapping them): the waiting rank's core goes to the engine's thread, and
   // the rank gets it back only after that thread's time slice. 0: as `syncWait`.
   double syncWaitBeside = 0;
-  double skewBesideOr() const { return skewBeside > 0 ? skewBeside : skew; }
   // Seconds each pipeline handoff (a stage's wait for its neighbour's activations or
   // gradients) costs beyond the transfer. The wait lasts the neighbour's pass, longer than a
   // blocking call spins, so the stage gives its core away; where ranks and progress threads

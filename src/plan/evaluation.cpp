@@ -290,7 +290,7 @@ class Evaluator {
     // prices every gradient's reduction, which the oracle's hot loop need not do for nothing.
     const double share = forwardBeside || backwardBeside ? besideShare() : 0;
     const double besideWait = impl.syncWaitBeside * growth * share;
-    const double besideSkew = skew + (impl.skewBesideOr() * growth - skew) * share;
+    const double besideSkew = skew + (impl.skewWhileReducing() * growth - skew) * share;
     const double backwardWait = backwardBeside ? besideWait : syncWait;
     double drift = 0;  // since the previous synchronisation
     skewTail_ = 0;
