@@ -33,11 +33,12 @@
 #   --fit-models L   also the transfer check: `paraxis calibrate --measured` on the runs of
 #                    the models in L (comma-separated, as in --models), then the other models'
 #                    runs validated against that calibrated cluster, with no refit
-#   --fit KIND       what that calibration fits: factors (default), physical or communication
-#                    (the paths and the overlap; compute as calibrate --quick measured it, which
+#   --fit KIND       what that calibration fits: communication (default: the paths and the
+#                    overlap; compute as calibrate --quick measured it, which
 #                    a fit to two small models' runs moves the wrong way for the others: on five
 #                    2-rank sittings, 2026-12-06, physical transferred at 11.8-20.6 %,
-#                    communication at 5.6-8.0 %)
+#                    communication at 5.6-8.0 %), physical (those and compute factors) or
+#                    factors (one per kind of predicted time)
 #   --overlap-check  also the overlap check: each model's data-parallel grid once more with
 #                    --no-overlap (reports in DIR/no-overlap), then per model the exposed
 #                    gradient communication measured and predicted with overlap and without,
@@ -55,7 +56,7 @@ keep=""
 quick=""
 quick_models=lenet,small-cnn@32,resnet18@64,cosmoflow@32
 fit_models=""
-fit_kind=factors
+fit_kind=communication
 overlap_check=""
 while [ $# -gt 0 ]; do
   case $1 in
