@@ -358,9 +358,10 @@ struct Implementation {
   double skew = 0;
   // The same drift while the gradient engine's reductions are in flight beside the compute: the
   // engine's threads take the cores of one rank and then of another, so the ranks drift apart
-  // faster (2 ranks on this project's 2-core VM: 3.5-6.2 % of the compute beside the engine's
-  // calls over five calibrations where the quiet spans read 0.4-7.5 %; a small-cnn data=2 step
-  // waited 0.27-0.29 ms at its closing agreement, 3 % of its compute). 0: as `skew`.
+  // faster (2 ranks on this project's 2-core VM: 0.5-6.2 % of the compute beside the engine's
+  // calls over seven calibrations, five of them 3.5-6.2 %, where the quiet spans read 0.4-7.5 %;
+  // a small-cnn data=2 step waited 0.27-0.29 ms at its closing agreement, 3 % of its compute).
+  // 0: as `skew`.
   double skewBeside = 0;
   double skewWhileReducing() const { return skewBeside > 0 ? skewBeside : skew; }
   // And, whatever the compute between, seconds each blocking synchronisation waits beyond the

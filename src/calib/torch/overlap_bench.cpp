@@ -387,7 +387,7 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // training waited ~1.4 ms at each halo exchange and batch norm). Then the short and the long
   // spans beside them, over every rank as a replicated step's closing wait: the engine's threads
   // take one rank's cores and then another's, so the ranks drift apart faster than alone (2 ranks
-  // here: 3.5-6.2 % of the compute against 0.4-7.5 % alone, five calibrations, 2026-12-06).
+  // here: 0.5-6.2 % of the compute, five of seven calibrations 3.5-6.2 %, against 0.4-7.5 % alone, 2026-12-06).
   {
     const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(comm);
     BackgroundChunks background(comm, deadline);
