@@ -357,7 +357,8 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms in training).
   // The longer spans each start from a barrier, to see the drift alone. Per span: the mean
   // compute, and the mean wait (the time that was not this rank's compute).
-  double sums[12] = {};  // compute and wait: layer-sized, short, long, layer-sized beside reductions, short and long beside
+  // Compute and wait: layer-sized, short, long; then beside the reductions layer-sized, short, long.
+  double sums[12] = {};
   auto spans = [&](int repeats, int samples, int count, bool chained, double* out,
                    const comm::Communicator* group = nullptr) {
     ComputeLoop compute(repeats, samples);
@@ -387,7 +388,8 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // training waited ~1.4 ms at each halo exchange and batch norm). Then the short and the long
   // spans beside them, over every rank as a replicated step's closing wait: the engine's threads
   // take one rank's cores and then another's, so the ranks drift apart faster than alone (2 ranks
-  // here: 0.5-6.2 % of the compute, five of seven calibrations 3.5-6.2 %, against 0.4-7.5 % alone, 2026-12-06).
+  // here: 0.5-6.2 % of the compute, five of seven calibrations 3.5-6.2 %, against 0.4-7.5 % alone,
+  // 2026-12-06).
   {
     const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(comm);
     BackgroundChunks background(comm, deadline);
