@@ -80,16 +80,30 @@ void addPathParameters(hw::Cluster& cluster, const std::vector<MeasuredRun>& run
 
 void FitParameter::apply() const { *value = std::clamp(base * scale, low, high); }
 
+namespace {
+
+// Whether a fit of `kind` frees factor `f` (where some run exercises it): every factor, the
+// physical fit the compute ones (the paths carry the communication), the communication fit none.
+bool freesFactor(FitKind kind, const hw::ImplementationFactor& f) {
+  switch (kind) {
+    case FitKind::kFactors: return true;
+    case FitKind::kPhysical: return isCompute(f);
+    case FitKind::kCommunication: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string_view whyUnfitted(FitKind kind, const hw::ImplementationFactor& f) {
-  if (kind == FitKind::kFactors) return "no run exercises it";
-  if (!isCompute(f)) return "the paths carry it";
-  return kind == FitKind::kCommunication ? "compute as the device gives it" : "no run exercises it";
+  if (freesFactor(kind, f)) return "no run exercises it";
+  return isCompute(f) ? "compute as the device gives it" : "the paths carry it";
 }
 
 std::vector<FitParameter> fitParameters(hw::Cluster& cluster, const std::vector<MeasuredRun>& runs, FitKind kind) {
   std::vector<FitParameter> out;
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) {
-    if (kind != FitKind::kFactors && (kind == FitKind::kCommunication || !isCompute(f))) continue;
+    if (!freesFactor(kind, f)) continue;
     const bool used = std::any_of(runs.begin(), runs.end(), [&](const MeasuredRun& r) { return exercises(r.strategy.grid, f); });
     if (used) out.push_back({f.key, &(cluster.implementation.*f.field), 1, 1e-6, 1e6});
   }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 
@@ -41,7 +43,7 @@ struct Options : ModelSource {
   std::string dtype = "fp32";
   std::string fitGpus;  // calibrate: the runs at these GPU counts are fitted, the rest held out
   std::string out;      // calibrate: the calibrated cluster file
-  std::string fit = "factors";  // calibrate: factors or physical
+  std::string fit = "factors";  // calibrate: a name in kFitKinds
   bool json = false;
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
   std::vector<std::string> quickModels;  // --quick-models: whose layers --quick times
@@ -255,6 +257,19 @@ std::vector<bool> heldOutRuns(const Options& o, const std::vector<calib::Measure
   return heldOut;
 }
 
+// calibrate --fit's names for what it fits.
+const std::pair<const char*, calib::FitKind> kFitKinds[] = {
+    {"factors", calib::FitKind::kFactors},
+    {"physical", calib::FitKind::kPhysical},
+    {"communication", calib::FitKind::kCommunication}};
+
+calib::FitKind fitKindNamed(const std::string& name) {
+  for (const auto& [key, kind] : kFitKinds) {
+    if (name == key) return kind;
+  }
+  throw InternalError(fmt::format("--fit '{}': not in kFitKinds (the option's check takes their names)", name));
+}
+
 struct Calibration {
   calib::FitKind kind = calib::FitKind::kFactors;
   calib::ImplementationFit fit;
@@ -362,9 +377,7 @@ void runCalibrate(const Options& o, Context& context) {
                                fitting.size(), runs.size(), fmt::join(o.measured, ", "))
                 << std::flush;
   }
-  c.kind = o.fit == "physical"        ? calib::FitKind::kPhysical
-           : o.fit == "communication" ? calib::FitKind::kCommunication
-                                      : calib::FitKind::kFactors;
+  c.kind = fitKindNamed(o.fit);
   c.fit = calib::fitImplementation(fittingInputs, fitting, c.kind);
   c.calibrated = cluster;
   c.calibrated.implementation = c.fit.implementation;
@@ -427,7 +440,11 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
                  "what to fit: factors (one per kind of predicted time, default) or physical (compute factors, each "
                  "communication path's alpha and bandwidth per level, the overlap) or communication (the same "
                  "without the compute factors: compute as the cluster's device gives it)")
-      ->check(CLI::IsMember({"factors", "physical", "communication"}));
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> names;
+        for (const auto& entry : kFitKinds) names.emplace_back(entry.first);
+        return names;
+      }()));
   c->add_flag("--quick", o->quick,
               "no runs: time this machine (under mpirun, the job's ranks and hosts) and fit every communication "
               "path's alpha and bandwidth per level and the device (about a minute)");

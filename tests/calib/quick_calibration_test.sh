@@ -103,9 +103,9 @@ print("; ".join(problems) or "ok")
 PY
 )
 [ "$verdict" = ok ] && pass || fail "calibrate --quick: $verdict"
-# The slice the overlap and the waits were measured with (implementation.comm_thread_slice): the
-# knob's 100 us where the kernel gives a thread its own (Linux 6.12 and later), else 0.
-expected=$(python3 -c "import os; r = os.uname().release.split('.'); print('0.0001' if (int(r[0]), int(r[1].split('-')[0])) >= (6, 12) else '0')")
+# The slice the overlap and the waits were measured with (implementation.comm_thread_slice;
+# own_thread_slice, train/lib.sh).
+expected=$(own_thread_slice)
 grep -qE "^  comm_thread_slice: $expected$" "$quick" && pass ||
   fail "quick.yaml: comm_thread_slice is not $expected: '$(grep comm_thread_slice "$quick")'"
 "$paraxis" clusters show "$quick" | grep -q "communication paths as measured" && pass || fail "clusters show: no paths"

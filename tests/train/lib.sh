@@ -18,6 +18,13 @@ finish() {
   exit $?
 }
 
+# own_thread_slice: the slice communication threads run with by default, as the kernel reads it
+# back: the comm_thread_slice knob's 100 us (0.0001) where Linux gives a thread a slice of its own
+# (6.12 and later), else 0.
+own_thread_slice() {
+  /usr/bin/python3 -c "import os; r = os.uname().release.split('.'); print('0.0001' if (int(r[0]), int(r[1].split('-')[0])) >= (6, 12) else '0')"
+}
+
 # difference A B: the largest difference of two raw float32 weight files, relative to the largest weight.
 difference() {
   /usr/bin/python3 - "$1" "$2" <<'PY'

@@ -23,15 +23,12 @@ traced "lenet data=2, priority" --model lenet --reduce-order priority
 traced "lenet data=2, fifo" --model lenet --reduce-order fifo
 traced "small-cnn h=2" --model small-cnn --input 32x32 --grid h=2 --batch-per-rank 4
 
-# The report records the slice its communication threads ran with: the comm_thread_slice knob's
-# 100 us where the kernel gives a thread a slice of its own (Linux 6.12 and later), else 0.
-if /usr/bin/python3 - "$work/lenet data=2, priority.json" <<'PY'
+# The report records the slice its communication threads ran with (own_thread_slice, lib.sh).
+if /usr/bin/python3 - "$work/lenet data=2, priority.json" "$(own_thread_slice)" <<'PY'
 import json, os, sys
-release = os.uname().release.split(".")
-own = (int(release[0]), int(release[1].split("-")[0])) >= (6, 12)
 got = json.load(open(sys.argv[1]))["machine"].get("comm_thread_slice_s")
 print(f"machine.comm_thread_slice_s {got} (kernel {os.uname().release})")
-sys.exit(0 if got == (1e-4 if own else 0) else 1)
+sys.exit(0 if got == float(sys.argv[2]) else 1)
 PY
 then pass; else fail "lenet data=2: machine.comm_thread_slice_s is not the slice its threads ran with"; fi
 
