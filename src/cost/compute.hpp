@@ -17,7 +17,7 @@ struct LocalShare {
   double samples = 1;         // samples in the local batch
   double spatial = 1;         // fraction of output positions (spatial split)
   double inputSpatial = 1;    // fraction of input positions, halo included
-  double inputChannels = 1;   // fraction of input channels (channel split)
+  double inputChannels = 1;   // fraction of input channels (a channel split; a filter split's channel-wise layers)
   double outputChannels = 1;  // fraction of output channels (filter split)
   // The share of the layer's weights still in the rank's cache at this call
   // (hw::Device::residentShare of the rank's working set; 0: none).

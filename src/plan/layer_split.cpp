@@ -56,7 +56,10 @@ void filterAxis(const graph::Model& model, int ranks, int i, const std::vector<c
     s.share.outputChannels = 1.0 / ranks;
     s.completeInputGradient = model.layer(input).kind != LayerKind::kInput && summed[input] == 0;
   } else if (inputSplit && channelwise(layer.kind)) {
+    // It reads its input's slice as well as writing its own: a batch norm, pooling or ReLU on
+    // half the channels moves half the bytes both ways.
     s.channelSplit = true;
+    s.share.inputChannels = 1.0 / ranks;
     s.share.outputChannels = 1.0 / ranks;
   } else {
     s.gatherInput = anySplit;

@@ -285,6 +285,7 @@ TEST(LayerSplitRule, FilterAxisPairsLenetsLayers) {
   EXPECT_TRUE(at("conv1").channelSplit);
   EXPECT_FALSE(at("conv1").completeInputGradient);  // reads the data
   EXPECT_TRUE(at("relu1").channelSplit && at("pool1").channelSplit);
+  EXPECT_DOUBLE_EQ(at("pool1").share.inputChannels, 0.5);  // it reads conv1's slice
   EXPECT_TRUE(at("conv2").channelParallel && !at("conv2").sliceInput && !at("conv2").channelSplit);
   EXPECT_FALSE(at("flatten").channelSplit || at("flatten").gatherInput);
   EXPECT_TRUE(at("fc1").channelSplit && at("fc1").completeInputGradient);
@@ -399,6 +400,31 @@ TEST(LayerTimes, AddUpToTheBreakdownAndASplitBatchNormSynchronises) {
               1e-15);
   EXPECT_EQ(oracle.layerTimes(Strategy{"data", Grid{.data = 2}, 8})[2].communication, 0);
   EXPECT_TRUE(oracle.layerTimes(Strategy{"data", Grid{.data = 3}, 8}).empty());  // 3 ranks on 2 x 2: infeasible
+}
+
+// A batch norm or ReLU after a filter layer runs on the rank's slice of the channels: it reads
+// and writes that slice, as it would in a model with only that many channels (cosmoflow@64's
+// first pooling and activation on a filter split took 0.45-0.53x their whole-channel time).
+TEST(LayerTimes, AChannelWiseLayerOnAFilterSplitCostsItsSlice) {
+  auto model = [](std::int64_t filters) {
+    graph::ModelBuilder b("slice", graph::TensorShape{4, {16, 16}});
+    int x = b.conv("conv", 0, {.filters = filters, .kernel = {3}, .padding = {1}, .bias = false});
+    x = b.batchNorm("bn", x);
+    x = b.relu("relu", x);
+    b.fc("fc", x, 10);
+    return std::move(b).build();
+  };
+  const hw::Cluster cluster = testing::toyCluster();
+  const graph::Model whole = model(16), half = model(8);
+  const std::vector<LayerTime> split = Oracle(inputsFor(whole, cluster)).layerTimes(Strategy{"filter", Grid{.filter = 2}, 8});
+  const std::vector<LayerTime> alone = Oracle(inputsFor(half, cluster)).layerTimes(Strategy{"data", Grid{.data = 1}, 8});
+  ASSERT_EQ(split.size(), alone.size());
+  for (const char* name : {"bn", "relu"}) {
+    const auto i = static_cast<std::size_t>(whole.find(name));
+    EXPECT_GT(split[i].forward, 0) << name;
+    EXPECT_NEAR(split[i].forward, alone[i].forward, 1e-12 * alone[i].forward) << name;
+    EXPECT_NEAR(split[i].backward, alone[i].backward, 1e-12 * alone[i].backward) << name;
+  }
 }
 
 TEST_F(ThreeLayers, PipelineBubbleIsTheRestOfTheSchedulesMakespan) {
