@@ -164,6 +164,13 @@ MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
   }
   run.strategy = strategyFromJson(d.at("strategy"), path + ": strategy");
   if (d.contains("machine")) run.machine = readMachine(d.at("machine"), path);
+  if (d.contains("breakdown_rank")) {
+    const double rank = number(d, "breakdown_rank", "");
+    if (rank < 0 || rank > 1e7 || rank != static_cast<int>(rank)) {
+      throw ConfigError(fmt::format("{}: key 'breakdown_rank': expected a rank (a whole number >= 0), got {}", path, rank));
+    }
+    run.breakdownRank = static_cast<int>(rank);
+  }
   run.perIteration = true;
   run.line = 1;
   const double measured = number(d, "measured_iterations", "");

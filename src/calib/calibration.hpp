@@ -43,6 +43,7 @@ struct MeasuredRun {
   std::string modelSource, modelInput;
   std::int64_t modelChannels = 0, modelClasses = 0;
   RunMachine machine;        // train reports
+  int breakdownRank = 0;     // train reports: the rank whose times the report's breakdown holds
   Strategy strategy;         // shaped as it ran: grid, global batch, overlap
   bool perIteration = false; // times per iteration (train reports) instead of per epoch
   double compute = 0;        // seconds per epoch (or iteration); 0 = not given

@@ -19,6 +19,7 @@
 #include "calib/machine_check.hpp"
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
+#include "cli/layer_comparison.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/runtime.hpp"
@@ -48,6 +49,7 @@ struct Options : ModelSource {
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
   std::vector<std::string> quickModels;  // --quick-models: whose layers --quick times
   bool atRunSpeed = false;  // validate: each run predicted at the speed its probe measured
+  std::string trace;        // validate: the one run's train --trace, held against it layer by layer
   CLI::Option* modelOption = nullptr;
   CLI::Option* clusterOption = nullptr;
 };
@@ -198,6 +200,16 @@ std::deque<hw::Cluster> atRunSpeed(const hw::Cluster& cluster, const std::vector
   return clusters;
 }
 
+// validate --trace: the one run's layers, as its trace measured them, against the oracle's.
+std::vector<LayerComparison> tracedLayers(const Options& o, const std::vector<calib::MeasuredRun>& runs,
+                                          const std::vector<plan::PlanInputs>& in) {
+  if (runs.size() != 1 || !runs.front().perIteration) {
+    throw ConfigError(fmt::format("--trace: give one --measured train report, the run that wrote the trace ({} given)",
+                                  runs.size() == 1 ? "a CSV row" : fmt::format("{} runs", runs.size())));
+  }
+  return compareLayers(in.front(), runs.front(), o.trace);
+}
+
 void runValidate(const Options& o, Context& context) {
   const std::vector<calib::MeasuredRun> runs = readAll(o.measured);
   const RunModels models(o, runs);
@@ -206,11 +218,13 @@ void runValidate(const Options& o, Context& context) {
   const std::deque<hw::Cluster> slowed = o.atRunSpeed ? atRunSpeed(cluster, runs, in) : std::deque<hw::Cluster>();
   const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
   const std::vector<std::string> warnings = calib::machineWarnings(cluster, runs, thisHost());
+  const std::vector<LayerComparison> layers = o.trace.empty() ? std::vector<LayerComparison>{} : tracedLayers(o, runs, in);
   if (o.json) {
-    printJson({{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
-               {"at_run_speed", o.atRunSpeed}, {"warnings", warnings}, {"runs", comparisonJson(rows, {}, cluster.device)},
-               {"mean_absolute_error", calib::meanAbsoluteError(rows)}},
-              context);
+    nlohmann::json j{{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
+                     {"at_run_speed", o.atRunSpeed}, {"warnings", warnings}, {"runs", comparisonJson(rows, {}, cluster.device)},
+                     {"mean_absolute_error", calib::meanAbsoluteError(rows)}};
+    if (!layers.empty()) j["layers"] = layerComparisonJson(layers);
+    printJson(j, context);
     return;
   }
   std::ostream& out = context.out;
@@ -233,6 +247,7 @@ void runValidate(const Options& o, Context& context) {
   out << '\n';
   printComparison(rows, {}, cluster.device, out);
   out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", calib::meanAbsoluteError(rows) * 100);
+  if (!layers.empty()) printLayerComparison(layers, o.trace, out);
 }
 
 // Which runs the fit uses: those at the --fit-gpus counts (all without it); the rest are held out.
@@ -424,6 +439,9 @@ void addValidateCommand(CLI::App& app, Context& context) {
   c->add_flag("--at-run-speed", o->atRunSpeed,
               "predict each run with the device slowed by its speed probe against the cluster's (train reports "
               "and calibrate --quick record one): how much of the error is the machine's drift");
+  c->add_option("--trace", o->trace,
+                 "the run's 'paraxis train --trace' file: each layer's measured forward, backward and communication "
+                 "against the oracle's (one --measured train report)");
   c->callback([o, &context] {
     requireMeasured(*o, "validate");
     runValidate(*o, context);

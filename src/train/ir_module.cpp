@@ -257,8 +257,11 @@ void IrNetImpl::traceLayerBackward(std::chrono::steady_clock::time_point end) {
   for (int i = 1; i < model_.size(); ++i) {
     if (gradReady_[i] == never) continue;  // no gradient reached it (a layer after the losses, frozen)
     auto finish = end;
+    // An input's hook may stamp its gradient a moment before the layer's own when one autograd
+    // node yields both (a loss under a spatial split's executor): that layer took no time, not
+    // the rest of the backward.
     for (int input : model_.layer(i).inputs) {
-      if (input > 0 && gradReady_[input] != never && gradReady_[input] >= gradReady_[i]) finish = std::min(finish, gradReady_[input]);
+      if (input > 0 && gradReady_[input] != never) finish = std::min(finish, std::max(gradReady_[input], gradReady_[i]));
     }
     trace::completeOnRow("backward by layer", "layer_backward", model_.layer(i).name, gradReady_[i], finish);
   }

@@ -25,7 +25,44 @@ fi
 expect_error "--fit" calibrate --measured "$runs" --fit bogus
 rm -f "$calibrated"
 report=$(mktemp /tmp/paraxis-report.XXXXXX.json)
-"$paraxis" train --model lenet --iterations 6 --report "$report" >/dev/null
+trace=$(mktemp /tmp/paraxis-trace.XXXXXX.json)
+"$paraxis" train --model lenet --iterations 6 --report "$report" --trace "$trace" >/dev/null
+# --trace: the run's layers one by one against the oracle's.
+expect_ok "per layer against .*paraxis-trace" validate --measured "$report" --cluster local --trace "$trace"
+expect_ok "^conv2 +0 +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} " \
+  validate --measured "$report" --cluster local --trace "$trace"
+expect_ok "largest misses: [a-z0-9]+ [-+][0-9]+\.[0-9]{3} ms" validate --measured "$report" --cluster local --trace "$trace"
+expect_error "--trace: give one --measured train report, the run that wrote the trace \(12 runs given\)" \
+  validate --measured "$data/paradl_abci_resnet50_runs.csv" --model resnet50 --trace "$trace"
+expect_error "paraxis-nope.json: cannot read the trace" validate --measured "$report" --cluster local --trace /tmp/paraxis-nope.json
+renamed=$(mktemp /tmp/paraxis-renamed.XXXXXX.json)
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [e.update(name='x' + e['name']) for e in d['traceEvents'] if e.get('cat') == 'layer']; json.dump(d, open(sys.argv[2], 'w'))" "$trace" "$renamed"
+expect_error "--trace .*paraxis-renamed.*: none of its layers \('xconv1', ...\) is in model 'lenet'" \
+  validate --measured "$report" --cluster local --trace "$renamed"
+rm -f "$renamed"
+# Its JSON has the documented keys; every layer is timed once a measured step (not in the
+# warm-up, not in an evaluation), and their medians add up to no more than the measured steps'
+# forwards (a layer's intervals lie inside them; in seconds, not microseconds).
+"$paraxis" validate --measured "$report" --cluster local --trace "$trace" --json >"$trace.validated"
+if python3 "$(dirname "$0")/check_json_keys.py" "$docs/json-output.md" validate-trace <"$trace.validated"; then
+  passed=$((passed + 1))
+else
+  failures=$((failures + 1))
+fi
+/usr/bin/python3 - "$trace.validated" "$report" <<'PY' && passed=$((passed + 1)) || failures=$((failures + 1))
+import json, sys
+layers = json.load(open(sys.argv[1]))["layers"]
+report = json.load(open(sys.argv[2]))
+steps, forward = report["measured_iterations"], report["time"]["forward"]
+timed = {l["layer"]: (l["measured"]["forward_s"], l["measured"]["forward_calls"]) for l in layers}
+total = sum(f for f, _ in timed.values())
+if not ({"conv1", "conv2", "fc1"} <= set(timed) and all(f > 0 and calls == steps for f, calls in timed.values())
+        and 0 < total <= 1.02 * steps * forward):
+    print(f"FAIL: validate --trace: layer forwards and calls {timed} (sum {total:.3g} s) against {steps} measured "
+          f"steps of {forward:.3g} s forward")
+    sys.exit(1)
+PY
+rm -f "$trace" "$trace.validated"
 expect_ok "lenet on local against .* \(1 run\); times per iteration" validate --measured "$report" --cluster local
 expect_ok "serial +1 +1 +32 +- +- +[0-9]+\.[0-9]{2} ms" validate --measured "$report" --cluster local
 expect_ok "warning: paraxis-report.*: ran on CPU cores; cluster 'abci' describes Tesla V100-SXM2-16GB devices" validate --measured "$report" --cluster abci

@@ -23,6 +23,30 @@ traced "lenet data=2, priority" --model lenet --reduce-order priority
 traced "lenet data=2, fifo" --model lenet --reduce-order fifo
 traced "small-cnn h=2" --model small-cnn --input 32x32 --grid h=2 --batch-per-rank 4
 
+# validate --trace on the spatial run: every convolution timed, its halo exchanges in its
+# communication (not its compute), and no layer's backward the bulk of the pass (an interval
+# is the layer's own, not the rest of the backward: the loss's was, before 2026-12-06).
+if "$paraxis" validate --measured "$work/small-cnn h=2.json" --trace "$work/small-cnn h=2.trace.json" --cluster local \
+     --json >"$work/layers.json" 2>"$work/layers.err" &&
+   /usr/bin/python3 - "$work/layers.json" "$work/small-cnn h=2.json" >"$work/layers.check" 2>&1 <<'PY'
+import json, sys
+layers = json.load(open(sys.argv[1]))["layers"]
+t = json.load(open(sys.argv[2]))["time"]
+m = {l["layer"]: l["measured"] for l in layers}
+comm = sum(v["communication_s"] for v in m.values())
+backward = sum(v["backward_s"] or 0 for v in m.values())
+largest = max(v["backward_s"] or 0 for v in m.values())
+pass_ = t["backward_data"] + t["backward_weight"]
+convs = [k for k in m if k.endswith(".conv")]
+ok = (len(convs) == 4 and all(m[k]["forward_calls"] > 0 and m[k]["communication_s"] > 0 for k in convs)
+      and 0 < comm <= 1.5 * (t["halo"] + t["layer_collectives"] + t["shuffle"]) and 0 < largest < 0.6 * pass_)
+print(f"layers' communication {comm:.3g} s, backward {backward:.3g} s (the largest {largest:.3g}); the run's halo + "
+      f"collectives + shuffles {t['halo'] + t['layer_collectives'] + t['shuffle']:.3g} s, backward {pass_:.3g} s")
+sys.exit(0 if ok else 1)
+PY
+then pass; else fail "small-cnn h=2: validate --trace: $(tail -3 "$work/layers.err" "$work/layers.check" 2>/dev/null)"; fi
+sed "s/^/small-cnn h=2 validate --trace: /" "$work/layers.check"
+
 # The report records the slice its communication threads ran with (own_thread_slice, lib.sh).
 if /usr/bin/python3 - "$work/lenet data=2, priority.json" "$(own_thread_slice)" <<'PY'
 import json, os, sys

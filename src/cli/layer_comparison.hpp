@@ -1,0 +1,33 @@
+#pragma once
+// validate --trace: one run's layers as its trace measured them against the oracle's layer
+// times for the strategy it ran, in the model's order: where a prediction's error comes from.
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "calib/calibration.hpp"
+#include "calib/layer_trace.hpp"
+#include "plan/estimate.hpp"
+#include "plan/inputs.hpp"
+
+namespace paraxis::cli {
+
+struct LayerComparison {
+  std::string layer;
+  calib::MeasuredLayer measured;  // forwardCalls 0: the trace did not time it
+  plan::LayerTime predicted;
+  // Predicted less measured over what both give (compute both ways and communication; the
+  // forward and communication alone where the trace has no backward by layer, as a pipeline's).
+  double off() const;
+};
+
+// Throws ConfigError naming `tracePath` when none of its layers is in the run's model.
+std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const calib::MeasuredRun& run,
+                                           const std::string& tracePath);
+
+void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath, std::ostream& out);
+nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows);
+
+}  // namespace paraxis::cli

@@ -1,0 +1,115 @@
+#include "calib/layer_trace.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace paraxis::calib {
+namespace {
+
+// A trace file in the test's scratch folder, removed at the end.
+class TraceFile {
+ public:
+  explicit TraceFile(const std::string& text) : path_(testing::TempDir() + "trace." + std::to_string(getpid()) + ".json") {
+    std::ofstream(path_) << text;
+  }
+  ~TraceFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+nlohmann::json complete(int pid, int tid, const char* category, const std::string& name, double ts, double dur) {
+  return {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"cat", category}, {"name", name}, {"ts", ts}, {"dur", dur}};
+}
+
+nlohmann::json mainThread(int pid) {
+  return {{"ph", "M"}, {"pid", pid}, {"tid", 0}, {"name", "thread_name"}, {"args", {{"name", "main"}}}};
+}
+
+// Rank 0: a warm-up step and three measured ones, each a conv forward of 100 + 10 * step us
+// holding a 20 us layer collective, and a backward by layer of 300 us over which the main thread
+// exchanges a 50 us halo; an evaluation's conv after the steps. Rank 1 alone runs "head".
+nlohmann::json stepsTrace() {
+  nlohmann::json events = nlohmann::json::array({mainThread(0), mainThread(1)});
+  for (int step = 0; step < 4; ++step) {
+    const double t = 10000.0 * step;
+    events.push_back(complete(0, 0, "step", step == 0 ? "iteration 1 (warm-up)" : "iteration " + std::to_string(step + 1),
+                              t, 5000));
+    events.push_back(complete(0, 0, "layer", "conv", t + 100, 100 + 10 * step));
+    events.push_back(complete(0, 0, "layer_collectives", "layer_collectives", t + 150, 20));
+    events.push_back(complete(0, 4, "layer_backward", "conv", t + 1000, 300));
+    events.push_back(complete(0, 0, "halo", "halo", t + 1100, 50));
+    events.push_back(complete(1, 0, "step", "iteration " + std::to_string(step + 1), t, 5000));
+    events.push_back(complete(1, 0, "layer", "head", t + 2000, 40));
+  }
+  events.push_back(complete(0, 0, "layer", "conv", 50000, 999));  // an evaluation's: outside every step
+  return {{"traceEvents", events}};
+}
+
+TEST(LayerTrace, MediansOfTheMeasuredStepsLessTheCommunicationInside) {
+  const TraceFile file(stepsTrace().dump());
+  const std::vector<MeasuredLayer> layers = readLayerTrace(file.path(), 0);
+  ASSERT_EQ(layers.size(), 2U);
+  const MeasuredLayer& conv = layers[0];
+  EXPECT_EQ(conv.name, "conv");
+  EXPECT_EQ(conv.rank, 0);
+  EXPECT_EQ(conv.forwardCalls, 3);  // not the warm-up's, not the evaluation's
+  EXPECT_EQ(conv.backwardCalls, 3);
+  EXPECT_NEAR(conv.forward, (120 - 20) * 1e-6, 1e-12);  // the median of 110, 120, 130 less the collective
+  EXPECT_NEAR(conv.backward, (300 - 50) * 1e-6, 1e-12);
+  EXPECT_NEAR(conv.communication, (20 + 50) * 1e-6, 1e-12);
+  EXPECT_EQ(layers[1].name, "head");  // from the rank that runs it
+  EXPECT_EQ(layers[1].rank, 1);
+  EXPECT_NEAR(layers[1].forward, 40e-6, 1e-12);
+  EXPECT_EQ(layers[1].backwardCalls, 0);
+}
+
+TEST(LayerTrace, TheGivenRankFirst) {
+  nlohmann::json trace = stepsTrace();
+  for (int step = 1; step < 4; ++step) trace["traceEvents"].push_back(complete(1, 0, "layer", "conv", 10000.0 * step + 100, 70));
+  const TraceFile file(trace.dump());
+  EXPECT_EQ(readLayerTrace(file.path(), 0)[0].rank, 0);
+  const std::vector<MeasuredLayer> fromOne = readLayerTrace(file.path(), 1);
+  const auto conv = std::find_if(fromOne.begin(), fromOne.end(), [](const MeasuredLayer& l) { return l.name == "conv"; });
+  ASSERT_NE(conv, fromOne.end());
+  EXPECT_EQ(conv->rank, 1);
+  EXPECT_NEAR(conv->forward, 70e-6, 1e-12);
+}
+
+TEST(LayerTrace, ErrorsNameTheFile) {
+  auto message = [](const std::string& text) {
+    const TraceFile file(text);
+    try {
+      readLayerTrace(file.path(), 0);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("{").find("not JSON"), std::string::npos);
+  EXPECT_NE(message("{\"a\": 1}").find("expected a Chrome trace"), std::string::npos);
+  EXPECT_NE(message("{\"traceEvents\": []}").find("no measured step"), std::string::npos);
+  nlohmann::json noLayers = stepsTrace();
+  nlohmann::json kept = nlohmann::json::array();
+  for (const nlohmann::json& e : noLayers["traceEvents"]) {
+    if (e.value("cat", "") != "layer") kept.push_back(e);
+  }
+  EXPECT_NE(message(nlohmann::json{{"traceEvents", kept}}.dump()).find("no 'layer' event inside a measured step"),
+            std::string::npos);
+  nlohmann::json bad = stepsTrace();
+  bad["traceEvents"].push_back({{"ph", "X"}, {"pid", 0}, {"ts", "soon"}, {"dur", 1}});
+  EXPECT_NE(message(bad.dump()).find("expected the numbers 'ts' and 'dur'"), std::string::npos);
+  EXPECT_THROW(readLayerTrace("/nonexistent/trace.json", 0), NotFoundError);
+}
+
+}  // namespace
+}  // namespace paraxis::calib
