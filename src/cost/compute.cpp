@@ -143,6 +143,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) {
     pass->depth = depth;
     pass->resident = s.weightsResident;
+    if (weighted && channelShare > 0) pass->curveFlops = pass->flops / channelShare;
   }
   w.backwardWeight.weightGradient = true;
   if (weighted) {
@@ -165,7 +166,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
-                                ? device.efficiencyOf(kernel, backward, std::log(work.flops)) *
+                                ? device.efficiencyOf(kernel, backward, std::log(work.curveKey())) *
                                       device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient,
                                                          work.resident)
                                 : 1;
@@ -200,7 +201,7 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
       return device.efficiencyFloor * shape;
     }
     if (pass.flops <= 0) return 1.0;
-    return device.efficiencyOf(work.kernel, backward, std::log(pass.flops)) * shape;
+    return device.efficiencyOf(work.kernel, backward, std::log(pass.curveKey())) * shape;
   };
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
@@ -329,7 +330,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
                shape == shapeFactor) {
       efficiency = forwardEfficiency;
     } else {
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(flopShare)) * shape;
+      // The curve at the call's FLOPs with the layer's channels whole (PassWork::curveFlops).
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(p.weighted ? s.samples * s.spatial : flopShare)) * shape;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);
