@@ -143,7 +143,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) {
     pass->depth = depth;
     pass->resident = s.weightsResident;
-    if (weighted && channelShare > 0) pass->curveFlops = pass->flops / channelShare;
+    if (weighted && channelShare > 0 && device.splitKeepsRate) pass->curveFlops = pass->flops / channelShare;
   }
   w.backwardWeight.weightGradient = true;
   if (weighted) {
@@ -330,8 +330,10 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
                shape == shapeFactor) {
       efficiency = forwardEfficiency;
     } else {
-      // The curve at the call's FLOPs with the layer's channels whole (PassWork::curveFlops).
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(p.weighted ? s.samples * s.spatial : flopShare)) * shape;
+      // The curve at the call's FLOPs with the layer's channels whole where the device keeps
+      // its rate over a split (PassWork::curveFlops).
+      const bool whole = p.weighted && device.splitKeepsRate;
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(whole ? s.samples * s.spatial : flopShare)) * shape;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

@@ -47,10 +47,8 @@ struct PassWork {
   double depth = 0;     // its reduction depth: local input channels per group x kernel volume (0: unknown)
   bool weightGradient = false;  // the weight-gradient pass (hw::KernelCurves::narrowWeightDepth)
   double resident = 0;  // the share of its weights in the cache (LocalShare::weightsResident)
-  // The FLOPs its efficiency curve is read at: the call's with the layer's channels whole. A
-  // channel or filter split narrows the product, which its depth prices, where the curve, fitted
-  // on whole layers, would price a smaller layer (small-cnn@32's filter=2 convolutions ran at
-  // 0.53-0.57x their whole time, where the curve at half the FLOPs said 0.65). 0: `flops`.
+  // The FLOPs its efficiency curve is read at: the call's with the layer's channels whole where
+  // the device keeps its rate over a channel split (hw::Device::splitKeepsRate). 0: `flops`.
   double curveFlops = 0;
   double curveKey() const { return curveFlops > 0 ? curveFlops : flops; }
 };

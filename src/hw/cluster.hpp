@@ -208,6 +208,13 @@ struct Device {
   // (processes sharing a CPU host's memory): a transfer occupies the receiver for its time
   // instead of travelling beside the compute (DMA). Placement prices it so.
   bool receivesByCopy = false;
+  // A convolution or fully connected layer split by channels (filter, channel) keeps the whole
+  // layer's rate: its efficiency curve is read at the whole layer's FLOPs and the narrowing is
+  // priced by the depth share and the channel tile alone. A CPU core's kernel streams the same
+  // tiles over fewer channels (small-cnn 32^2's filter=2 convolutions on this project's VMs
+  // took 0.53-0.57x their whole time, where the curve at half the FLOPs said 0.65x). False: the
+  // curve at the split call's FLOPs, as a smaller layer (a GPU, whose occupancy falls with them).
+  bool splitKeepsRate = false;
   // Seconds of calib::kSpeedProbe when the device was measured (0: not measured): a run
   // that records its own (train does) ran on a slower or faster machine by their ratio.
   double speedProbe = 0;

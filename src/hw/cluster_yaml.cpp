@@ -40,6 +40,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
                  "weight_gradient_traffic", "forward_weight_traffic", "native_column_traffic", "receives_by_copy",
+                 "split_keeps_rate",
                  "speed_probe", "sharing", "cache_share"});
   Device d;
   d.name = v.at("name").text();
@@ -65,6 +66,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.forwardWeightTraffic = v.number("forward_weight_traffic", 0.0);
   d.nativeColumnTraffic = v.number("native_column_traffic", 0.0);
   d.receivesByCopy = v.boolean("receives_by_copy", false);
+  d.splitKeepsRate = v.boolean("split_keeps_rate", false);
   if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
   if (auto cache = v.find("cache_share")) d.cacheShare = cache->quantity(Quantity::kBytes);
   if (auto sharing = v.find("sharing")) {
@@ -249,6 +251,61 @@ std::string implementationSection(const Implementation& implementation) {
 
 }  // namespace
 
+namespace {
+
+std::string curveYaml(const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
+  if (curve.empty()) return {};
+  std::string y = fmt::format("{}{}:", indent, key);
+  for (const EfficiencyPoint& p : curve) y += fmt::format("\n{}  - [{:.6g}, {:.6g}]", indent, p.flops, p.efficiency);
+  return y + "\n";
+}
+
+// The device's `kernels:` section: the kernels with curves or shapes of their own.
+std::string kernelsYaml(const Device& d) {
+  std::string y;
+  for (int k = 0; k < kKernels; ++k) {
+    const KernelCurves& curves = d.kernels[k];
+    if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
+        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers() &&
+        curves.residentRowsShare == 1) {
+      continue;
+    }
+    if (y.empty()) y += "  kernels:\n";
+    y += fmt::format("    {}:\n", kKernelKeys[k]);
+    y += curveYaml("efficiency", curves.forward, "      ");
+    y += curveYaml("backward_efficiency", curves.backward, "      ");
+    if (curves.halfRateRows != 0) y += fmt::format("      half_rate_rows: {:.6g}\n", curves.halfRateRows);
+    if (curves.oneSampleHalfRateRows >= 0) {
+      y += fmt::format("      one_sample_half_rate_rows: {:.6g}\n", curves.oneSampleHalfRateRows);
+    }
+    if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
+    if (curves.residentRowsShare != 1) {
+      y += fmt::format("      resident_rows_share: {:.6g}\n", curves.residentRowsShare);
+    }
+    if (curves.weightPassDiffers()) {
+      y += fmt::format("      narrow_weight_depth: {:.6g}\n", curves.narrowWeightDepth);
+      y += fmt::format("      narrow_weight_share: {:.6g}\n", curves.narrowWeightShare);
+    }
+  }
+  return y;
+}
+
+// The device's `memory_efficiency:` section: the memory kinds off the bandwidth curve.
+std::string memoryKindsYaml(const Device& d) {
+  std::string y;
+  for (int k = 0; k < kMemoryKinds; ++k) {
+    const double* e = d.memoryEfficiency[k];
+    const bool* flat = d.memoryEfficiency.flat[k];
+    if (e[0] == 1 && e[1] == 1 && !flat[0] && !flat[1]) continue;
+    if (y.empty()) y += "  memory_efficiency:\n";
+    y += fmt::format("    {}: {{forward: {:.6g}, backward: {:.6g}{}{}}}\n", kMemoryKindKeys[k], e[0], e[1],
+                     flat[0] ? ", forward_flat: true" : "", flat[1] ? ", backward_flat: true" : "");
+  }
+  return y;
+}
+
+}  // namespace
+
 std::string clusterYaml(const Cluster& c) {
   std::string y = fmt::format("name: {}\ndescription: {}\ndevice:\n  name: {}\n  peak_flops: {{", quoted(c.name),
                               quoted(c.description), quoted(c.device.name));
@@ -270,56 +327,16 @@ std::string clusterYaml(const Cluster& c) {
     y += fmt::format("  native_column_traffic: {:.6g}\n", c.device.nativeColumnTraffic);
   }
   if (c.device.receivesByCopy) y += "  receives_by_copy: true\n";
+  if (c.device.splitKeepsRate) y += "  split_keeps_rate: true\n";
   if (c.device.speedProbe > 0) y += fmt::format("  speed_probe: {:.6g}\n", c.device.speedProbe);
   if (c.device.cacheShare > 0) y += fmt::format("  cache_share: {:.17g}\n", c.device.cacheShare);
   if (!c.device.sharing.isIdentity()) {
     y += fmt::format("  sharing: {{ranks: {}, alone_speedup: {:.6g}}}\n", c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
   }
-  auto writeCurve = [&](const char* key, const std::vector<EfficiencyPoint>& curve, const char* indent) {
-    if (curve.empty()) return;
-    y += fmt::format("{}{}:", indent, key);
-    for (const EfficiencyPoint& p : curve) y += fmt::format("\n{}  - [{:.6g}, {:.6g}]", indent, p.flops, p.efficiency);
-    y += "\n";
-  };
-  writeCurve("efficiency", c.device.efficiency, "  ");
-  writeCurve("backward_efficiency", c.device.backwardEfficiency, "  ");
-  writeCurve("memory_bandwidth_curve", c.device.bandwidthCurve, "  ");
-  bool anyKernel = false;
-  for (int k = 0; k < kKernels; ++k) {
-    const KernelCurves& curves = c.device.kernels[k];
-    if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
-        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers() &&
-        curves.residentRowsShare == 1) {
-      continue;
-    }
-    if (!anyKernel) y += "  kernels:\n";
-    anyKernel = true;
-    y += fmt::format("    {}:\n", kKernelKeys[k]);
-    writeCurve("efficiency", curves.forward, "      ");
-    writeCurve("backward_efficiency", curves.backward, "      ");
-    if (curves.halfRateRows != 0) y += fmt::format("      half_rate_rows: {:.6g}\n", curves.halfRateRows);
-    if (curves.oneSampleHalfRateRows >= 0) {
-      y += fmt::format("      one_sample_half_rate_rows: {:.6g}\n", curves.oneSampleHalfRateRows);
-    }
-    if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
-    if (curves.residentRowsShare != 1) {
-      y += fmt::format("      resident_rows_share: {:.6g}\n", curves.residentRowsShare);
-    }
-    if (curves.weightPassDiffers()) {
-      y += fmt::format("      narrow_weight_depth: {:.6g}\n", curves.narrowWeightDepth);
-      y += fmt::format("      narrow_weight_share: {:.6g}\n", curves.narrowWeightShare);
-    }
-  }
-  bool anyKind = false;
-  for (int k = 0; k < kMemoryKinds; ++k) {
-    const double* e = c.device.memoryEfficiency[k];
-    const bool* flat = c.device.memoryEfficiency.flat[k];
-    if (e[0] == 1 && e[1] == 1 && !flat[0] && !flat[1]) continue;
-    if (!anyKind) y += "  memory_efficiency:\n";
-    anyKind = true;
-    y += fmt::format("    {}: {{forward: {:.6g}, backward: {:.6g}{}{}}}\n", kMemoryKindKeys[k], e[0], e[1],
-                     flat[0] ? ", forward_flat: true" : "", flat[1] ? ", backward_flat: true" : "");
-  }
+  y += curveYaml("efficiency", c.device.efficiency, "  ");
+  y += curveYaml("backward_efficiency", c.device.backwardEfficiency, "  ");
+  y += curveYaml("memory_bandwidth_curve", c.device.bandwidthCurve, "  ");
+  y += kernelsYaml(c.device) + memoryKindsYaml(c.device);
   y += fmt::format("devices_per_node: {}\nnodes: {}\nnetwork:\n", c.devicesPerNode, c.nodes);
   for (const NetworkLevel& l : c.levels) {
     y += fmt::format("  - {{name: {}, alpha: {:.17g}, beta: {:.17g}, ranks: {}, links: {}, oversubscription: {:.17g}, contention: {:.17g}}}\n",

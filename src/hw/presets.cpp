@@ -159,6 +159,7 @@ device:
   memory_bandwidth: 10 GB/s
   efficiency: [[1e5, 0.1], [1e6, 0.3], [1e7, 0.5], [1e8, 0.6], [1e9, 0.65]]
   receives_by_copy: true
+  split_keeps_rate: true
 devices_per_node: auto
 nodes: 1
 network:

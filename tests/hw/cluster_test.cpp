@@ -105,6 +105,8 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     EXPECT_EQ(back.device.memoryBandwidth, c.device.memoryBandwidth);
     EXPECT_EQ(back.device.receivesByCopy, c.device.receivesByCopy) << preset.name;
     EXPECT_EQ(c.device.receivesByCopy, preset.name == "local") << preset.name;  // CPU cores copy; GPUs DMA
+    EXPECT_EQ(back.device.splitKeepsRate, c.device.splitKeepsRate) << preset.name;
+    EXPECT_EQ(c.device.splitKeepsRate, preset.name == "local") << preset.name;  // a core keeps its rate; a GPU's occupancy falls
     EXPECT_EQ(back.device.callOverhead, c.device.callOverhead);
     EXPECT_EQ(back.device.channelTile, c.device.channelTile);
     EXPECT_EQ(back.device.weightGradientTraffic.perPass, c.device.weightGradientTraffic.perPass);

@@ -168,6 +168,8 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   m.fit = calib::fitDevice(all, peak, base.callOverhead, /*weightReorders=*/!bench.device.cuda(), m.cache.residentRowsShare());
   m.fitted = base;
   m.fitted.cacheShare = m.cache.cacheShare;
+  // A core keeps its rate over a channel split; a GPU's occupancy falls (hw::Device::splitKeepsRate).
+  m.fitted.splitKeepsRate = !bench.device.cuda();
   if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;
   if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
   if (!m.fit.bandwidthCurve.empty()) m.fitted.bandwidthCurve = m.fit.bandwidthCurve;
