@@ -9,7 +9,7 @@
 # --at-run-speed) follows the table, to tell the drift from the model's own error.
 #
 #   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--repeats N] [--hosts RATE]
-#                              [--keep DIR] [--fit-models LIST [--fit KIND]] [--overlap-check]
+#                              [--keep DIR] [--fit-models LIST [--fit KIND]] [--overlap-check] [--layers]
 #
 #   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
@@ -44,6 +44,10 @@
 #                    gradient communication measured and predicted with overlap and without,
 #                    and whether the model's gradient traffic outlasts its backward (the
 #                    models the issue's check is about)
+#   --layers         also each run's timeline (train --trace, beside its report as .trace) and,
+#                    per model and grid, the layers its prediction misses most: validate --trace
+#                    on the repeat with the median total, the three largest misses with each
+#                    one's forward and backward error (where a row's error comes from)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
@@ -58,6 +62,7 @@ quick_models=lenet,small-cnn@32,resnet18@64,cosmoflow@32
 fit_models=""
 fit_kind=communication
 overlap_check=""
+layers=""
 while [ $# -gt 0 ]; do
   case $1 in
     --fit) fit_kind=${2:?--fit needs factors, physical or communication}; shift 2 ;;
@@ -65,6 +70,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --quick-models) quick_models=${2:?--quick-models needs a list}; shift 2 ;;
     --overlap-check) overlap_check=1; shift ;;
+    --layers) layers=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
@@ -139,7 +145,9 @@ for repeat in $(seq 1 "$repeats"); do
       start=$(date +%s)
       # --cluster: the run executes what plan picks on the cluster it is validated against (the
       # allreduce, a pipeline's stage cut).
-      if launch train "${args[@]}" --grid "$grid" --cluster "$cluster" --report "$report" >"$work/log" 2>&1; then
+      traced=()
+      [ -z "$layers" ] || traced=(--trace "${report%.json}.trace")
+      if launch train "${args[@]}" --grid "$grid" --cluster "$cluster" --report "$report" "${traced[@]}" >"$work/log" 2>&1; then
         echo "  $model $grid #$repeat: $(( $(date +%s) - start )) s" >&2
       else
         echo "  $model $grid #$repeat: did not run: $(grep -m1 'paraxis:' "$work/log" || tail -1 "$work/log")" >&2
@@ -159,6 +167,10 @@ for report in "${reports[@]}"; do
   # have one: how much of the error is the machine's drift.
   "$paraxis" validate --measured "$report" --cluster "$cluster" --json --at-run-speed >"${report%.json}.atspeed" 2>/dev/null ||
     rm -f "${report%.json}.atspeed"
+  if [ -n "$layers" ] && [ -s "${report%.json}.trace" ]; then
+    "$paraxis" validate --measured "$report" --trace "${report%.json}.trace" --cluster "$cluster" --json \
+      >"${report%.json}.layers" || { echo "  validate --trace refused $(basename "$report")" >&2; rm -f "${report%.json}.layers"; }
+  fi
 done
 
 # summary [SUFFIX]: the table of the *.SUFFIX validations (default validated).
@@ -248,6 +260,34 @@ for model, runs_of_model in by_model.items():
 PY
 }
 summary
+# Per model and grid, the layers the repeat with the median total misses most (--layers).
+layer_misses() {
+/usr/bin/python3 - "$work" <<'PY'
+import glob, json, os, sys
+from collections import defaultdict
+
+runs = defaultdict(list)
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers"))):
+    v = json.load(open(path))
+    r = v["runs"][0]
+    runs[(os.path.basename(path).split(".")[0], r["grid"])].append((r["measured"]["total"], v["layers"]))
+pct = lambda p, m: f"{(p / m - 1) * 100:+.0f}%" if m else "-"
+print("\nwhere each row's error comes from (validate --trace on its median repeat; ms predicted less measured,"
+      " forward / backward error):")
+for (model, grid), repeats in sorted(runs.items()):
+    repeats.sort(key=lambda t: t[0])
+    layers = [l for l in repeats[(len(repeats) - 1) // 2][1] if l["off_s"] is not None]
+    layers.sort(key=lambda l: -abs(l["off_s"]))
+    misses = []
+    for l in layers[:3]:
+        m, p = l["measured"], l["predicted"]
+        backward = pct(p["backward_s"], m["backward_s"]) if m["backward_s"] is not None else "-"
+        misses.append(f"{l['layer']} {l['off_s'] * 1e3:+.3f} ({pct(p['forward_s'], m['forward_s'])} / {backward})")
+    total = sum(l["off_s"] for l in layers)
+    print(f"{model:<14} {grid:<18} {total * 1e3:+8.3f} ms: {', '.join(misses)}")
+PY
+}
+[ -z "$layers" ] || ! compgen -G "$work/*.layers" >/dev/null || layer_misses
 if compgen -G "$work/*.atspeed" >/dev/null; then
   echo
   echo "at each run's own speed (validate --at-run-speed: the device slowed by the run's speed probe against the"
