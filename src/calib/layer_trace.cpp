@@ -65,6 +65,21 @@ bool insideAny(const std::vector<Interval>& steps, const Interval& x) {
   return it != steps.begin() && x.end <= std::prev(it)->end;
 }
 
+// The backward calls that are their layers' own: not those holding another layer's backward.
+// Where an input feeds several layers, each one's interval ends when the input's gradient is
+// complete, after every branch (docs/trace.md): a residual block's shortcut convolution, done
+// first, holds the whole main branch (ResNet-18's layer4 downsampling: 9 ms for a 0.2 ms call).
+std::vector<Call> ownBackwards(std::vector<Call> calls) {
+  std::sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) { return a.at.begin < b.at.begin; });
+  std::vector<Call> own;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const bool holdsNext = i + 1 < calls.size() && calls[i + 1].at.begin > calls[i].at.begin &&
+                           calls[i + 1].at.end <= calls[i].at.end && calls[i + 1].layer != calls[i].layer;
+    if (!holdsNext) own.push_back(std::move(calls[i]));
+  }
+  return own;
+}
+
 nlohmann::json parseTrace(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw NotFoundError(fmt::format("{}: cannot read the trace", path));
@@ -111,7 +126,10 @@ std::map<int, RankEvents> ranksOf(const nlohmann::json& events, const std::strin
     if (isCommunication(category) && main) communication[pid].push_back(at);
   }
   for (auto& [pid, intervals] : communication) ranks[pid].communication = merged(std::move(intervals));
-  for (auto& [pid, r] : ranks) r.steps = merged(std::move(r.steps));
+  for (auto& [pid, r] : ranks) {
+    r.steps = merged(std::move(r.steps));
+    r.backward = ownBackwards(std::move(r.backward));
+  }
   return ranks;
 }
 

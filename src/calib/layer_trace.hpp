@@ -9,7 +9,9 @@ namespace paraxis::calib {
 // One layer's times on the rank that ran it, the medians over the measured steps' calls (a
 // pipeline's: one micro-batch, as the oracle's layer times are). Its forward and backward are
 // its compute: the `layer` and `layer_backward` intervals less the halo exchanges, shuffles and
-// layer collectives of the main thread inside them, which are `communication`.
+// layer collectives of the main thread inside them, which are `communication`. A backward
+// interval holding another layer's is not the layer's own (a branch's, ended by the join) and
+// is left out: backwardCalls 0 where every one of them is.
 struct MeasuredLayer {
   std::string name;
   int rank = 0;

@@ -85,6 +85,27 @@ TEST(LayerTrace, TheGivenRankFirst) {
   EXPECT_NEAR(conv->forward, 70e-6, 1e-12);
 }
 
+// A residual block's shortcut and main branch read one input: the shortcut's backward, done
+// first, runs until the input's gradient is complete, holding the main branch's; it is left out.
+TEST(LayerTrace, ABackwardHoldingAnotherLayersIsNotItsOwn) {
+  nlohmann::json trace = stepsTrace();
+  for (int step = 1; step < 4; ++step) {
+    const double t = 10000.0 * step;
+    trace["traceEvents"].push_back(complete(0, 4, "layer_backward", "shortcut", t + 2000, 900));
+    trace["traceEvents"].push_back(complete(0, 4, "layer_backward", "main", t + 2100, 800));
+    for (const char* name : {"shortcut", "main"}) trace["traceEvents"].push_back(complete(0, 0, "layer", name, t + 300, 10));
+  }
+  const TraceFile file(trace.dump());
+  const std::vector<MeasuredLayer> layers = readLayerTrace(file.path(), 0);
+  const auto at = [&](const char* name) {
+    return *std::find_if(layers.begin(), layers.end(), [&](const MeasuredLayer& l) { return l.name == name; });
+  };
+  EXPECT_EQ(at("shortcut").backwardCalls, 0);
+  EXPECT_EQ(at("main").backwardCalls, 3);
+  EXPECT_NEAR(at("main").backward, 800e-6, 1e-12);
+  EXPECT_EQ(at("conv").backwardCalls, 3);  // sequential intervals stay
+}
+
 TEST(LayerTrace, ErrorsNameTheFile) {
   auto message = [](const std::string& text) {
     const TraceFile file(text);
