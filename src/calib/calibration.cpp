@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "calib/coordinate_search.hpp"
+#include "calib/json_file.hpp"
 #include "calib/fit_parameters.hpp"
 #include "core/counts.hpp"
 #include "core/error.hpp"
@@ -139,12 +140,7 @@ RunMachine readMachine(const nlohmann::json& m, const std::string& path) {
 
 // `paraxis train --json`: the strategy it ran and its measured times per iteration.
 MeasuredRun readTrainReport(std::ifstream& file, const std::string& path) {
-  nlohmann::json d;
-  try {
-    file >> d;
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
-  }
+  const nlohmann::json d = parseJsonFile(file, path);
   auto number = [&](const nlohmann::json& object, const char* key, const std::string& where) {
     return reportNumber(object, key, where, path);
   };

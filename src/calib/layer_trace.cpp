@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "calib/json_file.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
 
@@ -83,12 +84,7 @@ std::vector<Call> ownBackwards(std::vector<Call> calls) {
 nlohmann::json parseTrace(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw NotFoundError(fmt::format("{}: cannot read the trace", path));
-  nlohmann::json d;
-  try {
-    file >> d;
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
-  }
+  const nlohmann::json d = parseJsonFile(file, path);
   if (d.is_object() && d.contains("traceEvents") && d.at("traceEvents").is_array()) return d.at("traceEvents");
   if (d.is_array()) return d;
   throw ConfigError(fmt::format("{}: expected a Chrome trace (an object with 'traceEvents') from 'paraxis train --trace'", path));

@@ -20,6 +20,7 @@
 #include "cli/runtime.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
+#include "calib/json_file.hpp"
 #include "calib/torch/compute_bench.hpp"
 #include "cli/ranges.hpp"
 #include "cli/run/device_measurement.hpp"
@@ -115,12 +116,7 @@ nlohmann::json reportJson(const train::TrainReport& r, const graph::Model& model
 void applyPlan(const std::string& path, int ranks, const graph::Model& model, train::TrainOptions& t) {
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("{}: cannot open the strategy file", path));
-  nlohmann::json document;
-  try {
-    in >> document;
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(fmt::format("{}: not JSON: {}", path, e.what()));
-  }
+  const nlohmann::json document = calib::parseJsonFile(in, path);
   const plan::Strategy s = plan::strategyFromJson(document, path);
   // The plan's layers against the model first: a plan for another model is that, whatever
   // the rank count.
