@@ -56,13 +56,15 @@ double overlap(const std::vector<Interval>& intervals, const Interval& x) {
   auto it = std::lower_bound(intervals.begin(), intervals.end(), x.begin,
                              [](const Interval& i, double t) { return i.end < t; });
   double sum = 0;
-  for (; it != intervals.end() && it->begin < x.end; ++it) sum += std::min(it->end, x.end) - std::max(it->begin, x.begin);
+  for (; it != intervals.end() && it->begin < x.end; ++it)
+    sum += std::min(it->end, x.end) - std::max(it->begin, x.begin);
   return sum;
 }
 
 // Whether `x` lies inside one of the ordered, disjoint `steps`.
 bool insideAny(const std::vector<Interval>& steps, const Interval& x) {
-  auto it = std::upper_bound(steps.begin(), steps.end(), x.begin, [](double t, const Interval& s) { return t < s.begin; });
+  auto it = std::upper_bound(steps.begin(), steps.end(), x.begin,
+                             [](double t, const Interval& s) { return t < s.begin; });
   return it != steps.begin() && x.end <= std::prev(it)->end;
 }
 
@@ -85,9 +87,11 @@ nlohmann::json parseTrace(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw NotFoundError(fmt::format("{}: cannot read the trace", path));
   const nlohmann::json d = parseJsonFile(file, path);
-  if (d.is_object() && d.contains("traceEvents") && d.at("traceEvents").is_array()) return d.at("traceEvents");
+  if (d.is_object() && d.contains("traceEvents") && d.at("traceEvents").is_array())
+    return d.at("traceEvents");
   if (d.is_array()) return d;
-  throw ConfigError(fmt::format("{}: expected a Chrome trace (an object with 'traceEvents') from 'paraxis train --trace'", path));
+  throw ConfigError(fmt::format(
+      "{}: expected a Chrome trace (an object with 'traceEvents') from 'paraxis train --trace'", path));
 }
 
 std::string text(const nlohmann::json& e, const char* key) {
@@ -108,7 +112,8 @@ std::map<int, RankEvents> ranksOf(const nlohmann::json& events, const std::strin
     const nlohmann::json& e = events[i];
     if (!e.is_object() || text(e, "ph") != "X") continue;
     if (!e.contains("ts") || !e.at("ts").is_number() || !e.contains("dur") || !e.at("dur").is_number()) {
-      throw ConfigError(fmt::format("{}: event {}: expected the numbers 'ts' and 'dur' of a complete ('X') event", path, i));
+      throw ConfigError(fmt::format(
+          "{}: event {}: expected the numbers 'ts' and 'dur' of a complete ('X') event", path, i));
     }
     const double ts = e.at("ts").get<double>();
     const Interval at{ts, ts + e.at("dur").get<double>()};
@@ -116,7 +121,8 @@ std::map<int, RankEvents> ranksOf(const nlohmann::json& events, const std::strin
     RankEvents& r = ranks[pid];
     const bool main = e.value("tid", 0) == r.mainThread;
     const std::string category = text(e, "cat");
-    if (category == "step" && main && text(e, "name").find("(warm-up)") == std::string::npos) r.steps.push_back(at);
+    if (category == "step" && main && text(e, "name").find("(warm-up)") == std::string::npos)
+      r.steps.push_back(at);
     if (category == "layer" && main) r.forward.push_back({text(e, "name"), at});
     if (category == "layer_backward") r.backward.push_back({text(e, "name"), at});
     if (isCommunication(category) && main) communication[pid].push_back(at);
@@ -151,8 +157,10 @@ Medians mediansOf(const RankEvents& r, const std::vector<Call>& calls, const std
 std::vector<MeasuredLayer> readLayerTrace(const std::string& path, int rank) {
   const std::map<int, RankEvents> ranks = ranksOf(parseTrace(path), path);
   if (std::all_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.second.steps.empty(); })) {
-    throw ConfigError(fmt::format("{}: no measured step (a 'step' event outside the warm-up) on any rank: is it a "
-                                  "'paraxis train --trace' file?", path));
+    throw ConfigError(
+        fmt::format("{}: no measured step (a 'step' event outside the warm-up) on any rank: is it a "
+                    "'paraxis train --trace' file?",
+                    path));
   }
   // The ranks to read a layer from: `rank` first, then the others in order.
   std::vector<const std::pair<const int, RankEvents>*> order;
@@ -163,7 +171,8 @@ std::vector<MeasuredLayer> readLayerTrace(const std::string& path, int rank) {
   std::vector<MeasuredLayer> layers;
   for (const auto* r : order) {
     for (const Call& c : r->second.forward) {
-      const bool seen = std::any_of(layers.begin(), layers.end(), [&](const MeasuredLayer& l) { return l.name == c.layer; });
+      const bool seen = std::any_of(layers.begin(), layers.end(),
+                                    [&](const MeasuredLayer& l) { return l.name == c.layer; });
       if (seen) continue;
       const Medians forward = mediansOf(r->second, r->second.forward, c.layer);
       if (forward.calls == 0) continue;  // not in a measured step here (an evaluation's)

@@ -26,22 +26,27 @@ std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const cal
   bool anyMeasured = false;
   for (int i = 0; i < model.size() && static_cast<std::size_t>(i) < predicted.size(); ++i) {
     LayerComparison row{model.layer(i).name, {}, predicted[static_cast<std::size_t>(i)]};
-    const auto m = std::find_if(measured.begin(), measured.end(), [&](const auto& l) { return l.name == row.layer; });
+    const auto m =
+        std::find_if(measured.begin(), measured.end(), [&](const auto& l) { return l.name == row.layer; });
     if (m != measured.end()) row.measured = *m;
     anyMeasured = anyMeasured || m != measured.end();
     const plan::LayerTime& p = row.predicted;
     if (m != measured.end() || p.forward + p.backward + p.communication > 0) rows.push_back(std::move(row));
   }
   if (!anyMeasured) {
-    throw ConfigError(fmt::format("--trace {}: none of its layers ('{}', ...) is in model '{}': was it written by the run "
-                                  "in {}?", tracePath, measured.front().name, model.name(), run.label));
+    throw ConfigError(
+        fmt::format("--trace {}: none of its layers ('{}', ...) is in model '{}': was it written by the run "
+                    "in {}?",
+                    tracePath, measured.front().name, model.name(), run.label));
   }
   return rows;
 }
 
 namespace {
 
-std::string ms(double seconds) { return fmt::format("{:.3f}", seconds * 1e3); }
+std::string ms(double seconds) {
+  return fmt::format("{:.3f}", seconds * 1e3);
+}
 
 // The relative error of a predicted time, or "-" where the trace has none.
 std::string errorCell(double predicted, double measured, int calls) {
@@ -51,10 +56,11 @@ std::string errorCell(double predicted, double measured, int calls) {
 
 }  // namespace
 
-void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath, std::ostream& out) {
+void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath,
+                          std::ostream& out) {
   Table t;
-  for (const char* h : {"layer", "rank", "meas fwd", "bwd", "comm", "pred fwd", "bwd", "comm", "fwd err", "bwd err",
-                        "off"}) {
+  for (const char* h :
+       {"layer", "rank", "meas fwd", "bwd", "comm", "pred fwd", "bwd", "comm", "fwd err", "bwd err", "off"}) {
     t.addColumn(h, std::string(h) == "layer" ? Table::Align::kLeft : Table::Align::kRight);
   }
   plan::LayerTime measuredSum, predictedSum;
@@ -63,32 +69,38 @@ void printLayerComparison(const std::vector<LayerComparison>& rows, const std::s
     const calib::MeasuredLayer& m = r.measured;
     const plan::LayerTime& p = r.predicted;
     const bool timed = m.forwardCalls > 0, backward = m.backwardCalls > 0;
-    t.addRow({r.layer, timed ? std::to_string(m.rank) : "-", timed ? ms(m.forward) : "-", backward ? ms(m.backward) : "-",
-              timed ? ms(m.communication) : "-", ms(p.forward), ms(p.backward), ms(p.communication),
-              errorCell(p.forward, m.forward, m.forwardCalls), errorCell(p.backward, m.backward, m.backwardCalls),
+    t.addRow({r.layer, timed ? std::to_string(m.rank) : "-", timed ? ms(m.forward) : "-",
+              backward ? ms(m.backward) : "-", timed ? ms(m.communication) : "-", ms(p.forward),
+              ms(p.backward), ms(p.communication), errorCell(p.forward, m.forward, m.forwardCalls),
+              errorCell(p.backward, m.backward, m.backwardCalls),
               timed ? fmt::format("{:+.3f}", r.off() * 1e3) : "-"});
-    measuredSum.forward += m.forward, measuredSum.backward += m.backward, measuredSum.communication += m.communication;
-    predictedSum.forward += p.forward, predictedSum.backward += p.backward, predictedSum.communication += p.communication;
+    measuredSum.forward += m.forward, measuredSum.backward += m.backward,
+        measuredSum.communication += m.communication;
+    predictedSum.forward += p.forward, predictedSum.backward += p.backward,
+        predictedSum.communication += p.communication;
     if (timed) offSum += r.off();
   }
   t.addRule();
   t.addRow({"total", "", ms(measuredSum.forward), ms(measuredSum.backward), ms(measuredSum.communication),
             ms(predictedSum.forward), ms(predictedSum.backward), ms(predictedSum.communication),
-            errorCell(predictedSum.forward, measuredSum.forward, 1), errorCell(predictedSum.backward, measuredSum.backward, 1),
-            fmt::format("{:+.3f}", offSum * 1e3)});
-  out << fmt::format("\nper layer against {} (ms; measured: the medians of its calls in the measured steps on the rank "
-                     "that ran it, compute less the communication inside; predicted: plan --explain-layers's, before "
-                     "the gradient schedule's stretch; a pipeline's: one micro-batch; off: predicted less measured)\n",
-                     tracePath);
+            errorCell(predictedSum.forward, measuredSum.forward, 1),
+            errorCell(predictedSum.backward, measuredSum.backward, 1), fmt::format("{:+.3f}", offSum * 1e3)});
+  out << fmt::format(
+      "\nper layer against {} (ms; measured: the medians of its calls in the measured steps on the rank "
+      "that ran it, compute less the communication inside; predicted: plan --explain-layers's, before "
+      "the gradient schedule's stretch; a pipeline's: one micro-batch; off: predicted less measured)\n",
+      tracePath);
   t.print(out);
   std::vector<const LayerComparison*> misses;
   for (const LayerComparison& r : rows) {
     if (r.measured.forwardCalls > 0) misses.push_back(&r);
   }
-  std::sort(misses.begin(), misses.end(), [](auto* a, auto* b) { return std::fabs(a->off()) > std::fabs(b->off()); });
+  std::sort(misses.begin(), misses.end(),
+            [](auto* a, auto* b) { return std::fabs(a->off()) > std::fabs(b->off()); });
   misses.resize(std::min<std::size_t>(misses.size(), 3));
   std::vector<std::string> named;
-  for (const LayerComparison* r : misses) named.push_back(fmt::format("{} {:+.3f} ms", r->layer, r->off() * 1e3));
+  for (const LayerComparison* r : misses)
+    named.push_back(fmt::format("{} {:+.3f} ms", r->layer, r->off() * 1e3));
   out << fmt::format("largest misses: {}\n", fmt::join(named, ", "));
 }
 
@@ -96,7 +108,9 @@ nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const LayerComparison& r : rows) {
     const calib::MeasuredLayer& m = r.measured;
-    const auto timed = [&](double seconds, int calls) { return calls > 0 ? nlohmann::json(seconds) : nlohmann::json(nullptr); };
+    const auto timed = [&](double seconds, int calls) {
+      return calls > 0 ? nlohmann::json(seconds) : nlohmann::json(nullptr);
+    };
     out.push_back({{"layer", r.layer},
                    {"rank", m.forwardCalls > 0 ? nlohmann::json(m.rank) : nlohmann::json(nullptr)},
                    {"measured",

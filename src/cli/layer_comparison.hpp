@@ -27,7 +27,8 @@ struct LayerComparison {
 std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const calib::MeasuredRun& run,
                                            const std::string& tracePath);
 
-void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath, std::ostream& out);
+void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath,
+                          std::ostream& out);
 nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows);
 
 }  // namespace paraxis::cli

@@ -17,7 +17,8 @@ namespace {
 // A trace file in the test's scratch folder, removed at the end.
 class TraceFile {
  public:
-  explicit TraceFile(const std::string& text) : path_(testing::TempDir() + "trace." + std::to_string(getpid()) + ".json") {
+  explicit TraceFile(const std::string& text)
+      : path_(testing::TempDir() + "trace." + std::to_string(getpid()) + ".json") {
     std::ofstream(path_) << text;
   }
   ~TraceFile() { std::remove(path_.c_str()); }
@@ -27,8 +28,10 @@ class TraceFile {
   std::string path_;
 };
 
-nlohmann::json complete(int pid, int tid, const char* category, const std::string& name, double ts, double dur) {
-  return {{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"cat", category}, {"name", name}, {"ts", ts}, {"dur", dur}};
+nlohmann::json complete(int pid, int tid, const char* category, const std::string& name, double ts,
+                        double dur) {
+  return {{"ph", "X"},    {"pid", pid}, {"tid", tid}, {"cat", category},
+          {"name", name}, {"ts", ts},   {"dur", dur}};
 }
 
 nlohmann::json mainThread(int pid) {
@@ -42,7 +45,8 @@ nlohmann::json stepsTrace() {
   nlohmann::json events = nlohmann::json::array({mainThread(0), mainThread(1)});
   for (int step = 0; step < 4; ++step) {
     const double t = 10000.0 * step;
-    events.push_back(complete(0, 0, "step", step == 0 ? "iteration 1 (warm-up)" : "iteration " + std::to_string(step + 1),
+    events.push_back(complete(0, 0, "step",
+                              step == 0 ? "iteration 1 (warm-up)" : "iteration " + std::to_string(step + 1),
                               t, 5000));
     events.push_back(complete(0, 0, "layer", "conv", t + 100, 100 + 10 * step));
     events.push_back(complete(0, 0, "layer_collectives", "layer_collectives", t + 150, 20));
@@ -75,11 +79,13 @@ TEST(LayerTrace, MediansOfTheMeasuredStepsLessTheCommunicationInside) {
 
 TEST(LayerTrace, TheGivenRankFirst) {
   nlohmann::json trace = stepsTrace();
-  for (int step = 1; step < 4; ++step) trace["traceEvents"].push_back(complete(1, 0, "layer", "conv", 10000.0 * step + 100, 70));
+  for (int step = 1; step < 4; ++step)
+    trace["traceEvents"].push_back(complete(1, 0, "layer", "conv", 10000.0 * step + 100, 70));
   const TraceFile file(trace.dump());
   EXPECT_EQ(readLayerTrace(file.path(), 0)[0].rank, 0);
   const std::vector<MeasuredLayer> fromOne = readLayerTrace(file.path(), 1);
-  const auto conv = std::find_if(fromOne.begin(), fromOne.end(), [](const MeasuredLayer& l) { return l.name == "conv"; });
+  const auto conv =
+      std::find_if(fromOne.begin(), fromOne.end(), [](const MeasuredLayer& l) { return l.name == "conv"; });
   ASSERT_NE(conv, fromOne.end());
   EXPECT_EQ(conv->rank, 1);
   EXPECT_NEAR(conv->forward, 70e-6, 1e-12);
@@ -93,12 +99,14 @@ TEST(LayerTrace, ABackwardHoldingAnotherLayersIsNotItsOwn) {
     const double t = 10000.0 * step;
     trace["traceEvents"].push_back(complete(0, 4, "layer_backward", "shortcut", t + 2000, 900));
     trace["traceEvents"].push_back(complete(0, 4, "layer_backward", "main", t + 2100, 800));
-    for (const char* name : {"shortcut", "main"}) trace["traceEvents"].push_back(complete(0, 0, "layer", name, t + 300, 10));
+    for (const char* name : {"shortcut", "main"})
+      trace["traceEvents"].push_back(complete(0, 0, "layer", name, t + 300, 10));
   }
   const TraceFile file(trace.dump());
   const std::vector<MeasuredLayer> layers = readLayerTrace(file.path(), 0);
   const auto at = [&](const char* name) {
-    return *std::find_if(layers.begin(), layers.end(), [&](const MeasuredLayer& l) { return l.name == name; });
+    return *std::find_if(layers.begin(), layers.end(),
+                         [&](const MeasuredLayer& l) { return l.name == name; });
   };
   EXPECT_EQ(at("shortcut").backwardCalls, 0);
   EXPECT_EQ(at("main").backwardCalls, 3);
@@ -124,8 +132,9 @@ TEST(LayerTrace, ErrorsNameTheFile) {
   for (const nlohmann::json& e : noLayers["traceEvents"]) {
     if (e.value("cat", "") != "layer") kept.push_back(e);
   }
-  EXPECT_NE(message(nlohmann::json{{"traceEvents", kept}}.dump()).find("no 'layer' event inside a measured step"),
-            std::string::npos);
+  EXPECT_NE(
+      message(nlohmann::json{{"traceEvents", kept}}.dump()).find("no 'layer' event inside a measured step"),
+      std::string::npos);
   nlohmann::json bad = stepsTrace();
   bad["traceEvents"].push_back({{"ph", "X"}, {"pid", 0}, {"ts", "soon"}, {"dur", 1}});
   EXPECT_NE(message(bad.dump()).find("expected the numbers 'ts' and 'dur'"), std::string::npos);
