@@ -223,7 +223,10 @@ void runValidate(const Options& o, Context& context) {
     nlohmann::json j{{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
                      {"at_run_speed", o.atRunSpeed}, {"warnings", warnings}, {"runs", comparisonJson(rows, {}, cluster.device)},
                      {"mean_absolute_error", calib::meanAbsoluteError(rows)}};
-    if (!layers.empty()) j["layers"] = layerComparisonJson(layers);
+    if (!layers.empty()) {
+      j["layers"] = layerComparisonJson(layers);
+      j["layer_kinds"] = kindSumsJson(sumByKind(layers));
+    }
     printJson(j, context);
     return;
   }

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/table.hpp"
+#include "graph/layer.hpp"
 #include "plan/oracle.hpp"
 
 namespace paraxis::cli {
@@ -25,7 +26,8 @@ std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const cal
   std::vector<LayerComparison> rows;
   bool anyMeasured = false;
   for (int i = 0; i < model.size() && static_cast<std::size_t>(i) < predicted.size(); ++i) {
-    LayerComparison row{model.layer(i).name, {}, predicted[static_cast<std::size_t>(i)]};
+    LayerComparison row{model.layer(i).name, graph::kindName(model.layer(i)), {},
+                        predicted[static_cast<std::size_t>(i)]};
     const auto m =
         std::find_if(measured.begin(), measured.end(), [&](const auto& l) { return l.name == row.layer; });
     if (m != measured.end()) row.measured = *m;
@@ -102,6 +104,50 @@ void printLayerComparison(const std::vector<LayerComparison>& rows, const std::s
   for (const LayerComparison* r : misses)
     named.push_back(fmt::format("{} {:+.3f} ms", r->layer, r->off() * 1e3));
   out << fmt::format("largest misses: {}\n", fmt::join(named, ", "));
+  printKindSums(sumByKind(rows), out);
+}
+
+std::vector<KindSum> sumByKind(const std::vector<LayerComparison>& rows) {
+  std::vector<KindSum> kinds;
+  for (const LayerComparison& r : rows) {
+    if (r.measured.forwardCalls == 0) continue;
+    auto k = std::find_if(kinds.begin(), kinds.end(), [&](const KindSum& s) { return s.kind == r.kind; });
+    if (k == kinds.end()) k = kinds.insert(kinds.end(), KindSum{.kind = r.kind});
+    ++k->layers;
+    k->measuredForward += r.measured.forward, k->predictedForward += r.predicted.forward;
+    if (r.measured.backwardCalls > 0) {
+      k->measuredBackward += r.measured.backward, k->predictedBackward += r.predicted.backward;
+    }
+    k->off += r.off();
+  }
+  std::stable_sort(kinds.begin(), kinds.end(),
+                   [](const KindSum& a, const KindSum& b) { return std::fabs(a.off) > std::fabs(b.off); });
+  return kinds;
+}
+
+void printKindSums(const std::vector<KindSum>& kinds, std::ostream& out) {
+  std::vector<std::string> named;
+  for (const KindSum& k : kinds) {
+    named.push_back(fmt::format("{} {:+.3f} ms ({} / {}, {} layer{})", k.kind, k.off * 1e3,
+                                errorCell(k.predictedForward, k.measuredForward, 1),
+                                errorCell(k.predictedBackward, k.measuredBackward, 1), k.layers,
+                                k.layers == 1 ? "" : "s"));
+  }
+  out << fmt::format("by kind (predicted less measured; forward / backward error): {}\n", fmt::join(named, ", "));
+}
+
+nlohmann::json kindSumsJson(const std::vector<KindSum>& kinds) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KindSum& k : kinds) {
+    out.push_back({{"kind", k.kind},
+                   {"layers", k.layers},
+                   {"measured_forward_s", k.measuredForward},
+                   {"predicted_forward_s", k.predictedForward},
+                   {"measured_backward_s", k.measuredBackward},
+                   {"predicted_backward_s", k.predictedBackward},
+                   {"off_s", k.off}});
+  }
+  return out;
 }
 
 nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows) {

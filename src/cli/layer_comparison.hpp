@@ -16,6 +16,7 @@ namespace paraxis::cli {
 
 struct LayerComparison {
   std::string layer;
+  std::string kind;  // graph::kindName of the layer
   calib::MeasuredLayer measured;  // forwardCalls 0: the trace did not time it
   plan::LayerTime predicted;
   // Predicted less measured over what both give (compute both ways and communication; the
@@ -30,5 +31,19 @@ std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const cal
 void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath,
                           std::ostream& out);
 nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows);
+
+// The layers of one kind summed, over what the trace times of each: where a kind's error is
+// systematic (every batch norm short, every convolution long) rather than one layer's.
+struct KindSum {
+  std::string kind;
+  int layers = 0;
+  double measuredForward = 0, predictedForward = 0;    // the layers with a traced forward
+  double measuredBackward = 0, predictedBackward = 0;  // the layers with a backward of their own
+  double off = 0;                                      // LayerComparison::off summed
+};
+// By the size of their `off`, the largest first.
+std::vector<KindSum> sumByKind(const std::vector<LayerComparison>& rows);
+void printKindSums(const std::vector<KindSum>& kinds, std::ostream& out);
+nlohmann::json kindSumsJson(const std::vector<KindSum>& kinds);
 
 }  // namespace paraxis::cli

@@ -32,6 +32,8 @@ expect_ok "per layer against .*paraxis-trace" validate --measured "$report" --cl
 expect_ok "^conv2 +0 +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} " \
   validate --measured "$report" --cluster local --trace "$trace"
 expect_ok "largest misses: [a-z0-9]+ [-+][0-9]+\.[0-9]{3} ms" validate --measured "$report" --cluster local --trace "$trace"
+expect_ok "^by kind .*: conv [-+][0-9]+\.[0-9]{3} ms \([-+][0-9]+% / [-+][0-9]+%, 2 layers\)" \
+  validate --measured "$report" --cluster local --trace "$trace"
 expect_error "--trace: give one --measured train report, the run that wrote the trace \(12 runs given\)" \
   validate --measured "$data/paradl_abci_resnet50_runs.csv" --model resnet50 --trace "$trace"
 expect_error "paraxis-nope.json: cannot read the trace" validate --measured "$report" --cluster local --trace /tmp/paraxis-nope.json
