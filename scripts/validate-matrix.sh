@@ -270,12 +270,18 @@ runs = defaultdict(list)
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers"))):
     v = json.load(open(path))
     r = v["runs"][0]
-    runs[(os.path.basename(path).split(".")[0], r["grid"])].append((r["measured"]["total"], v["layers"]))
+    runs[(os.path.basename(path).split(".")[0], r["grid"])].append((r["measured"]["total"], v["layers"],
+                                                                    v.get("layer_kinds", [])))
 pct = lambda p, m: f"{(p / m - 1) * 100:+.0f}%" if m else "-"
 print("\nwhere each row's error comes from (validate --trace on its median repeat; ms predicted less measured,"
       " forward / backward error):")
+kinds = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0])  # measured, predicted forward; backward; layers
 for (model, grid), repeats in sorted(runs.items()):
     repeats.sort(key=lambda t: t[0])
+    for k in repeats[(len(repeats) - 1) // 2][2]:
+        sums = kinds[k["kind"]]
+        sums[0] += k["measured_forward_s"]; sums[1] += k["predicted_forward_s"]
+        sums[2] += k["measured_backward_s"]; sums[3] += k["predicted_backward_s"]; sums[4] += k["layers"]
     layers = [l for l in repeats[(len(repeats) - 1) // 2][1] if l["off_s"] is not None]
     layers.sort(key=lambda l: -abs(l["off_s"]))
     misses = []
@@ -285,6 +291,10 @@ for (model, grid), repeats in sorted(runs.items()):
         misses.append(f"{l['layer']} {l['off_s'] * 1e3:+.3f} ({pct(p['forward_s'], m['forward_s'])} / {backward})")
     total = sum(l["off_s"] for l in layers)
     print(f"{model:<14} {grid:<18} {total * 1e3:+8.3f} ms: {', '.join(misses)}")
+if kinds:
+    ranked = sorted(kinds.items(), key=lambda kv: -abs(kv[1][1] - kv[1][0] + kv[1][3] - kv[1][2]))
+    print("over every row, by kind (forward / backward error, layers summed):",
+          ", ".join(f"{kind} {pct(v[1], v[0])} / {pct(v[3], v[2])} ({v[4]})" for kind, v in ranked))
 PY
 }
 [ -z "$layers" ] || ! compgen -G "$work/*.layers" >/dev/null || layer_misses

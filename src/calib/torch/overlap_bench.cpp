@@ -460,17 +460,16 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   // and 226 us beside the engine's calls made a mean of 619 us, and the 2-rank matrix's h=2
   // runs predicted 2-7x the communication they measured).
   SkewMeasurement m = skewFrom(pool);
-  std::vector<double> syncWaits;
   for (const SkewSitting& s : sittings) {
     const SkewMeasurement alone = skewFrom(s);
     m.sittingSyncWaitBeside.push_back(alone.syncWaitBeside);
     m.sittingSkew.push_back(alone.skew);
     m.sittingSkewBeside.push_back(alone.skewBeside);
-    syncWaits.push_back(alone.syncWait);
+    m.sittingSyncWait.push_back(alone.syncWait);
   }
   m.skew = median(m.sittingSkew);
   m.skewBeside = median(m.sittingSkewBeside);
-  m.syncWait = median(syncWaits);
+  m.syncWait = median(m.sittingSyncWait);
   m.syncWaitBeside = median(m.sittingSyncWaitBeside);
   return m;
 }

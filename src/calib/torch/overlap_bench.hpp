@@ -64,7 +64,7 @@ struct SkewMeasurement {
   double skewBeside = 0;
   // What each sitting alone read for syncWaitBeside, skew and skewBeside (the figures above are
   // their medians).
-  std::vector<double> sittingSyncWaitBeside, sittingSkew, sittingSkewBeside;
+  std::vector<double> sittingSyncWait, sittingSyncWaitBeside, sittingSkew, sittingSkewBeside;
 };
 
 // Collective over `comm` (of two ranks or more), ~3 s on 2 ranks here; every rank returns the

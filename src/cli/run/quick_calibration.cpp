@@ -459,7 +459,8 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
             {"long_beside_compute_s", k.spans.longBesideCompute},
             {"long_beside_wait_s", k.spans.longBesideWait},
             {"sittings",
-             {{"skew", k.sittingSkew}, {"skew_beside", k.sittingSkewBeside}, {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
+             {{"skew", k.sittingSkew}, {"skew_beside", k.sittingSkewBeside}, {"sync_wait_s", k.sittingSyncWait},
+              {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
   }
   return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
           {"models", r.models},
