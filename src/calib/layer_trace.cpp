@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "calib/json_file.hpp"
@@ -135,21 +136,29 @@ std::map<int, RankEvents> ranksOf(const nlohmann::json& events, const std::strin
   return ranks;
 }
 
-// The medians of one layer's calls on one rank: compute, and the communication inside them.
-struct Medians {
-  double compute = 0, communication = 0;
-  int calls = 0;
+// One layer's calls on one rank inside the measured steps: each one's compute and the
+// communication inside it, in seconds.
+struct Samples {
+  std::vector<double> compute, communication;
+  double medianCompute() const { return median(compute); }
+  double medianCommunication() const { return median(communication); }
+  int calls() const { return static_cast<int>(compute.size()); }
 };
 
-Medians mediansOf(const RankEvents& r, const std::vector<Call>& calls, const std::string& layer) {
-  std::vector<double> compute, communication;
+// The calls inside the rank's measured steps, by layer, in one pass; `order`: the layers in the
+// order they first ran there.
+std::map<std::string, Samples> samplesOf(const RankEvents& r, const std::vector<Call>& calls,
+                                         std::vector<std::string>* order = nullptr) {
+  std::map<std::string, Samples> byLayer;
   for (const Call& c : calls) {
-    if (c.layer != layer || !insideAny(r.steps, c.at)) continue;
+    if (!insideAny(r.steps, c.at)) continue;  // the warm-up's, an evaluation's
+    auto [it, fresh] = byLayer.try_emplace(c.layer);
+    if (fresh && order != nullptr) order->push_back(c.layer);
     const double inside = overlap(r.communication, c.at);
-    compute.push_back((c.at.end - c.at.begin - inside) * 1e-6);
-    communication.push_back(inside * 1e-6);
+    it->second.compute.push_back((c.at.end - c.at.begin - inside) * 1e-6);
+    it->second.communication.push_back(inside * 1e-6);
   }
-  return {median(compute), median(communication), static_cast<int>(compute.size())};
+  return byLayer;
 }
 
 }  // namespace
@@ -169,16 +178,19 @@ std::vector<MeasuredLayer> readLayerTrace(const std::string& path, int rank) {
     if (r.first != rank) order.push_back(&r);
   }
   std::vector<MeasuredLayer> layers;
+  std::set<std::string> seen;
   for (const auto* r : order) {
-    for (const Call& c : r->second.forward) {
-      const bool seen = std::any_of(layers.begin(), layers.end(),
-                                    [&](const MeasuredLayer& l) { return l.name == c.layer; });
-      if (seen) continue;
-      const Medians forward = mediansOf(r->second, r->second.forward, c.layer);
-      if (forward.calls == 0) continue;  // not in a measured step here (an evaluation's)
-      const Medians backward = mediansOf(r->second, r->second.backward, c.layer);
-      layers.push_back({c.layer, r->first, forward.compute, backward.compute,
-                        forward.communication + backward.communication, forward.calls, backward.calls});
+    std::vector<std::string> names;
+    const std::map<std::string, Samples> forward = samplesOf(r->second, r->second.forward, &names);
+    const std::map<std::string, Samples> backward = samplesOf(r->second, r->second.backward);
+    for (const std::string& name : names) {
+      if (!seen.insert(name).second) continue;
+      const Samples& f = forward.at(name);
+      const auto b = backward.find(name);
+      const Samples none;
+      const Samples& bw = b != backward.end() ? b->second : none;
+      layers.push_back({name, r->first, f.medianCompute(), bw.medianCompute(),
+                        f.medianCommunication() + bw.medianCommunication(), f.calls(), bw.calls()});
     }
   }
   if (layers.empty()) throw ConfigError(fmt::format("{}: no 'layer' event inside a measured step", path));
