@@ -36,6 +36,12 @@ bool accumulatesBySample(int kernel) {
   return kernel == static_cast<int>(hw::Kernel::kConv2d) || kernel == static_cast<int>(hw::Kernel::kConv3d);
 }
 
+double curveFlopShare(const LocalShare& s, bool weighted, const hw::Device& device) {
+  const double calls = s.samples * s.spatial;
+  if (weighted) return device.splitKeepsRate ? calls : calls * s.inputChannels * s.outputChannels;
+  return calls * s.outputChannels;
+}
+
 namespace {
 
 // A matrix kernel's rows per sample: its output positions.
@@ -140,10 +146,11 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
                       s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
   const double depth = reductionDepth(layer) * s.inputChannels;
+  const double curveShare = curveFlopShare(s, weighted, device);
   for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) {
     pass->depth = depth;
     pass->resident = s.weightsResident;
-    if (weighted && channelShare > 0 && device.splitKeepsRate) pass->curveFlops = pass->flops / channelShare;
+    if (curveShare != flopShare && flopShare > 0) pass->curveFlops = pass->flops * (curveShare / flopShare);
   }
   w.backwardWeight.weightGradient = true;
   if (weighted) {
@@ -291,6 +298,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double peak = rates.peak;
   const double channelShare = p.weighted ? s.inputChannels * s.outputChannels : s.outputChannels;
   const double flopShare = s.samples * s.spatial * channelShare;
+  const double curveShare = curveFlopShare(s, p.weighted, device);  // PassWork::curveFlops
   const double tileWaste =
       p.weighted && channelShare < 1
           ? channelTileWaste(device.channelTile, p.inputChannels, p.outputChannels, s.inputChannels, s.outputChannels)
@@ -330,10 +338,7 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
                shape == shapeFactor) {
       efficiency = forwardEfficiency;
     } else {
-      // The curve at the call's FLOPs with the layer's channels whole where the device keeps
-      // its rate over a split (PassWork::curveFlops).
-      const bool whole = p.weighted && device.splitKeepsRate;
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(whole ? s.samples * s.spatial : flopShare)) * shape;
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(curveShare)) * shape;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

@@ -47,8 +47,7 @@ struct PassWork {
   double depth = 0;     // its reduction depth: local input channels per group x kernel volume (0: unknown)
   bool weightGradient = false;  // the weight-gradient pass (hw::KernelCurves::narrowWeightDepth)
   double resident = 0;  // the share of its weights in the cache (LocalShare::weightsResident)
-  // The FLOPs its efficiency curve is read at: the call's with the layer's channels whole where
-  // the device keeps its rate over a channel split (hw::Device::splitKeepsRate). 0: `flops`.
+  // The FLOPs its efficiency curve is read at (curveFlopShare of the layer's per sample). 0: `flops`.
   double curveFlops = 0;
   double curveKey() const { return curveFlops > 0 ? curveFlops : flops; }
 };
@@ -99,6 +98,12 @@ int kernelOf(const graph::Layer& layer);
 double reductionDepth(const graph::Layer& layer);
 // The hw::MemoryKind of a layer that is no matrix product (as an index), or -1.
 int memoryKindOf(const graph::Layer& layer);
+
+// The share of a layer's one-sample FLOPs its efficiency curve is read at: its call's share
+// (samples x positions x the channel split's), or, for a weighted layer on a device that keeps
+// its rate over a channel split (hw::Device::splitKeepsRate), the call's with the channels whole:
+// the split narrows the product, which the depth share and the channel tile price.
+double curveFlopShare(const LocalShare& s, bool weighted, const hw::Device& device);
 
 // How much longer a weighted layer's kernels run when a split leaves it fewer channels than a
 // tile of `tile` (hw::Device::channelTile), relative to the whole layer (whose efficiency the
