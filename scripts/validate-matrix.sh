@@ -47,7 +47,8 @@
 #   --layers         also each run's timeline (train --trace, beside its report as .trace) and,
 #                    per model and grid, the layers its prediction misses most: validate --trace
 #                    on the repeat with the median total, the three largest misses with each
-#                    one's forward and backward error (where a row's error comes from)
+#                    one's forward and backward error (where a row's error comes from); then
+#                    over every row the layers summed by kind (a kind's systematic error)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
@@ -278,11 +279,12 @@ print("\nwhere each row's error comes from (validate --trace on its median repea
 kinds = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0])  # measured, predicted forward; backward; layers
 for (model, grid), repeats in sorted(runs.items()):
     repeats.sort(key=lambda t: t[0])
-    for k in repeats[(len(repeats) - 1) // 2][2]:
+    _, median_layers, median_kinds = repeats[(len(repeats) - 1) // 2]  # as the summary's row
+    for k in median_kinds:
         sums = kinds[k["kind"]]
         sums[0] += k["measured_forward_s"]; sums[1] += k["predicted_forward_s"]
         sums[2] += k["measured_backward_s"]; sums[3] += k["predicted_backward_s"]; sums[4] += k["layers"]
-    layers = [l for l in repeats[(len(repeats) - 1) // 2][1] if l["off_s"] is not None]
+    layers = [l for l in median_layers if l["off_s"] is not None]
     layers.sort(key=lambda l: -abs(l["off_s"]))
     misses = []
     for l in layers[:3]:
