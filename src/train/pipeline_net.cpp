@@ -171,6 +171,7 @@ void PipelineNet::backwardPass(int micro, Buffers& b, InFlight& f) {
     }
     if (!roots.empty()) torch::autograd::backward(roots, grads);
   }
+  net_->traceLayerBackward(Clock::now());  // each micro-batch's layers, as a data step's
   for (const torch::Tensor& leaf : f.leaves) {
     const torch::Tensor& c =
         b.sending.emplace_back(onWire(leaf.grad().defined() ? leaf.grad() : torch::zeros_like(leaf)));

@@ -47,6 +47,30 @@ PY
 then pass; else fail "small-cnn h=2: validate --trace: $(tail -3 "$work/layers.err" "$work/layers.check" 2>/dev/null)"; fi
 sed "s/^/small-cnn h=2 validate --trace: /" "$work/layers.check"
 
+# A pipeline's stages time each micro-batch's layers backward too: every layer with weights has
+# as many backward calls as forward ones, and the busiest stage's layers' medians, one per
+# micro-batch, add up to most of its measured backward (none of it outside).
+if "${mpirun[@]}" -np 2 "$paraxis" train --model lenet --grid pipeline=2 --micro-batches 4 --iterations 10 --threads 1 \
+     --quiet --trace "$work/pipeline.trace.json" --report "$work/pipeline.json" >/dev/null 2>"$work/pipeline.err" &&
+   "$paraxis" validate --measured "$work/pipeline.json" --trace "$work/pipeline.trace.json" --cluster local --json \
+     >"$work/pipeline.layers.json" 2>>"$work/pipeline.err" &&
+   /usr/bin/python3 - "$work/pipeline.layers.json" "$work/pipeline.json" >"$work/pipeline.check" 2>&1 <<'PY'
+import json, sys
+layers = json.load(open(sys.argv[1]))["layers"]
+r = json.load(open(sys.argv[2]))
+weighted = [l for l in layers if l["layer"].startswith(("conv", "fc"))]
+calls = [(l["layer"], l["measured"]["forward_calls"], l["measured"]["backward_calls"]) for l in weighted]
+mine = [l["measured"]["backward_s"] or 0 for l in layers if l["rank"] == r["breakdown_rank"]]
+summed = sum(mine) * r["strategy"]["micro_batches"]
+pass_ = r["time"]["backward_data"] + r["time"]["backward_weight"]
+ok = len(weighted) == 4 and all(f > 0 and b == f for _, f, b in calls) and 0.5 * pass_ <= summed <= 1.05 * pass_
+print(f"calls (forward, backward) {calls}; rank {r['breakdown_rank']}'s layers backward {summed * 1e3:.3f} ms a step, "
+      f"its backward {pass_ * 1e3:.3f} ms")
+sys.exit(0 if ok else 1)
+PY
+then pass; else fail "lenet pipeline=2: validate --trace: $(tail -3 "$work/pipeline.err" "$work/pipeline.check" 2>/dev/null)"; fi
+sed "s/^/lenet pipeline=2 validate --trace: /" "$work/pipeline.check"
+
 # The report records the slice its communication threads ran with (own_thread_slice, lib.sh).
 if /usr/bin/python3 - "$work/lenet data=2, priority.json" "$(own_thread_slice)" <<'PY'
 import json, os, sys
