@@ -10,6 +10,7 @@
 #
 #   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--repeats N] [--hosts RATE]
 #                              [--keep DIR] [--fit-models LIST [--fit KIND]] [--overlap-check] [--layers]
+#                              [--recalibrate]
 #
 #   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
@@ -44,6 +45,11 @@
 #                    gradient communication measured and predicted with overlap and without,
 #                    and whether the model's gradient traffic outlasts its backward (the
 #                    models the issue's check is about)
+#   --recalibrate    with --quick: `calibrate --quick` once more after the runs, and the mean
+#                    error and rankings with that second calibration too: how far two
+#                    sittings of the calibration alone move the result (2026-12-06, 2 ranks
+#                    here: two sittings 30 s apart read the memory at 30 and 46 GB/s and
+#                    put the same 20 runs at 7.2 and 13.6 %)
 #   --layers         also each run's timeline (train --trace, beside its report as .trace) and,
 #                    per model and grid, the layers its prediction misses most: validate --trace
 #                    on the repeat with the median total, the three largest misses with each
@@ -64,6 +70,7 @@ fit_models=""
 fit_kind=communication
 overlap_check=""
 layers=""
+recalibrate=""
 while [ $# -gt 0 ]; do
   case $1 in
     --fit) fit_kind=${2:?--fit needs factors, physical or communication}; shift 2 ;;
@@ -72,6 +79,7 @@ while [ $# -gt 0 ]; do
     --quick-models) quick_models=${2:?--quick-models needs a list}; shift 2 ;;
     --overlap-check) overlap_check=1; shift ;;
     --layers) layers=1; shift ;;
+    --recalibrate) recalibrate=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
@@ -86,6 +94,8 @@ done
 [[ $repeats =~ ^[0-9]+$ ]] && [ "$repeats" -ge 1 ] && [ "$repeats" -le 99 ] ||
   { echo "validate-matrix.sh: --repeats: expected a count in [1, 99], found '$repeats'" >&2; exit 2; }
 [ -n "$cluster" ] || cluster=$([ -n "$hosts" ] && echo "$root/scripts/clusters/netns-2x2-1gbit.yaml" || echo local)
+[ -z "$recalibrate" ] || [ -n "$quick" ] ||
+  { echo "validate-matrix.sh: --recalibrate: only with --quick (it repeats that calibration)" >&2; exit 2; }
 [ -x "$paraxis" ] || { echo "validate-matrix.sh: $paraxis is not built (make build)" >&2; exit 2; }
 work=${keep:-$(mktemp -d /tmp/paraxis-matrix.XXXXXX)}
 mkdir -p "$work"
@@ -101,16 +111,22 @@ else
   data_grid=data=2
 fi
 
-if [ -n "$quick" ]; then
-  if [ -n "$keep" ] && [ -s "$work/quick.yaml" ]; then
-    echo "  calibrate --quick: kept from an earlier run in $keep" >&2
-  else
-    start=$(date +%s)
-    launch calibrate --quick --quick-models "$quick_models" --cluster "$cluster" --out "$work/quick.yaml" \
-      >"$work/quick.log" 2>&1 ||
-      { echo "validate-matrix.sh: calibrate --quick failed: $(tail -1 "$work/quick.log")" >&2; exit 1; }
-    echo "  calibrate --quick: $(( $(date +%s) - start )) s" >&2
+# quick_calibration NAME: calibrate --quick from the given cluster into $work/NAME.yaml (kept
+# from an earlier run with --keep).
+given_cluster=$cluster
+quick_calibration() {
+  if [ -n "$keep" ] && [ -s "$work/$1.yaml" ]; then
+    echo "  calibrate --quick ($1): kept from an earlier run in $keep" >&2
+    return
   fi
+  local start=$(date +%s)
+  launch calibrate --quick --quick-models "$quick_models" --cluster "$given_cluster" --out "$work/$1.yaml" \
+    >"$work/$1.log" 2>&1 ||
+    { echo "validate-matrix.sh: calibrate --quick ($1) failed: $(tail -1 "$work/$1.log")" >&2; exit 1; }
+  echo "  calibrate --quick ($1): $(( $(date +%s) - start )) s" >&2
+}
+if [ -n "$quick" ]; then
+  quick_calibration quick
   cluster=$work/quick.yaml
 fi
 
@@ -305,6 +321,19 @@ if compgen -G "$work/*.atspeed" >/dev/null; then
   echo "at each run's own speed (validate --at-run-speed: the device slowed by the run's speed probe against the"
   echo "calibration's; not a prediction, a measure of what the machine's drift costs):"
   summary atspeed | grep -E "^mean absolute|Kendall|over the pairs"
+fi
+
+# The same runs against a second sitting of the calibration, made after them.
+if [ -n "$recalibrate" ]; then
+  quick_calibration quick-after
+  for report in "${reports[@]}"; do
+    "$paraxis" validate --measured "$report" --cluster "$work/quick-after.yaml" --json >"${report%.json}.after" ||
+      echo "  validate refused $(basename "$report") against quick-after.yaml" >&2
+  done
+  echo
+  echo "with a second calibrate --quick after the runs ($work/quick-after.yaml; the calibration's own spread:"
+  echo "$(grep -h '^speed probe' "$work/quick.log" "$work/quick-after.log" | sed 's/ (small-cnn.*)//' | paste -sd ';' -)):"
+  summary after | grep -E "^mean absolute|Kendall|over the pairs"
 fi
 
 # The overlap check: the data-parallel runs again with the gradient reduction after backward.

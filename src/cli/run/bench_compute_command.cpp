@@ -246,6 +246,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   }
   if (o.perCall) printCalls(m.timed, m.fitted, m.fitted.peak(o.dtype), out);
   printFit(rows, cluster.name, cluster.device, peak, m.fitted, m.fit, out);
+  if (const std::string drift = speedDriftText(m); !drift.empty()) out << drift << '\n';
   out << cacheText(m) << '\n';
   out << sharingText(m) << '\n';
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);

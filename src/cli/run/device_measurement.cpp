@@ -179,7 +179,9 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   if (m.fit.backwardCalls > 0) m.fitted.weightGradientTraffic = m.fit.weightGradientTraffic;
   if (m.fit.computeCalls > 0) m.fitted.forwardWeightTraffic = m.fit.forwardWeightTraffic;
   if (m.fit.computeCalls > 0) m.fitted.nativeColumnTraffic = m.fit.nativeColumnTraffic;
-  m.fitted.speedProbe = meanOverRanks(comm, (probeBefore + probeAfter) / 2, deadline);
+  m.probeBefore = meanOverRanks(comm, probeBefore, deadline);
+  m.probeAfter = meanOverRanks(comm, probeAfter, deadline);
+  m.fitted.speedProbe = (m.probeBefore + m.probeAfter) / 2;
   // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
   // cluster's backward curve where none of its backward passes were timed.
   for (int k = 0; k < hw::kKernels; ++k) {
@@ -271,6 +273,17 @@ nlohmann::json sharingJson(const DeviceMeasurement& m) {
 
 std::string speedProbeText(const hw::Device& device) {
   return fmt::format("speed probe ({}): {:.2f} ms", calib::kSpeedProbe, device.speedProbe * 1e3);
+}
+
+std::string speedDriftText(const DeviceMeasurement& m) {
+  const double faster = std::min(m.probeBefore, m.probeAfter);
+  if (faster <= 0 || std::max(m.probeBefore, m.probeAfter) / faster - 1 <= kSpeedDrift) return "";
+  // Two calibrate --quick sittings 30 s apart on this project's 2-core VM read its memory at 30
+  // and 46 GB/s and put the same 20 training runs at 7.2 and 13.6 % mean error.
+  return fmt::format("note: the speed probe took {:.2f} ms before the layers were timed and {:.2f} ms after ({:.0f} % "
+                     "apart): the machine's speed moved meanwhile, and figures measured now may not hold minutes "
+                     "later (calibrate again on a quiet machine; validate --at-run-speed shows what the drift costs)",
+                     m.probeBefore * 1e3, m.probeAfter * 1e3, (std::max(m.probeBefore, m.probeAfter) / faster - 1) * 100);
 }
 
 namespace {

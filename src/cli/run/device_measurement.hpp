@@ -45,6 +45,9 @@ struct DeviceMeasurement {
   // The speed probe's seconds with the node's ranks at once (their mean) and with rank 0
   // alone, the medians of the pairs that gave fitted.sharing (0: not measured).
   double probeAtOnce = 0, probeAlone = 0;
+  // The speed probe before the layers were timed and after (the mean over the ranks; 0: not
+  // measured): fitted.speedProbe is their mean.
+  double probeBefore = 0, probeAfter = 0;
   // SGD's stream over growing buffers, every rank at once (the mean over them), and the cache
   // share fitted to it (CPU cores only; a GPU keeps fitted.cacheShare 0).
   std::vector<calib::StreamPoint> stream;
@@ -77,6 +80,10 @@ std::string weightTrafficText(const hw::Device& device);
 std::string cacheText(const DeviceMeasurement& m);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
+// "note: the speed probe took ... before the layers and ... after ...", where the two are more
+// than kSpeedDrift apart (the machine's speed moved while its layers were timed), else "".
+std::string speedDriftText(const DeviceMeasurement& m);
+inline constexpr double kSpeedDrift = 0.1;
 // "sharing: one rank alone ran the speed probe in 6.18 ms, each with 2 ranks a node at once
 // 7.11 ms: a rank alone computes 1.15x as fast (...)", or why it was not measured.
 std::string sharingText(const DeviceMeasurement& m);

@@ -375,6 +375,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   if (const std::string rows = halfRateRowsText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
   out << '\n' << weightTrafficText(d);
   out << '\n' << speedProbeText(d);
+  if (const std::string drift = speedDriftText(r.device); !drift.empty()) out << '\n' << drift;
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   out << cacheText(r.device) << '\n';
   out << sharingText(r.device) << '\n';
