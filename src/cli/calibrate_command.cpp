@@ -48,6 +48,7 @@ struct Options : ModelSource {
   bool json = false;
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
   std::vector<std::string> quickModels;  // --quick-models: whose layers --quick times
+  std::string saveCalls;                 // --save-calls: where --quick writes its layer timings
   bool atRunSpeed = false;  // validate: each run predicted at the speed its probe measured
   std::string trace;        // validate: the one run's train --trace, held against it layer by layer
   CLI::Option* modelOption = nullptr;
@@ -473,15 +474,19 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
                 "with --quick: the models whose layers it times, comma-separated, NAME@INPUT for a zoo model's input "
                 "(default lenet,small-cnn,resnet18@64,cosmoflow@32): the layer shapes your jobs run")
       ->delimiter(',');
+  c->add_option("--save-calls", o->saveCalls,
+                "with --quick: also write the layer timings the device fit rests on (JSON; 'bench compute --from-calls' "
+                "fits them again)");
   c->callback([o, c, &context] {
     if (!o->quick && !o->quickModels.empty()) throw ConfigError("calibrate: --quick-models needs --quick");
+    if (!o->quick && !o->saveCalls.empty()) throw ConfigError("calibrate: --save-calls needs --quick");
     if (o->quick) {
       if (!o->measured.empty()) throw ConfigError("calibrate: give either --quick or --measured, not both");
       const bool given = o->clusterOption != nullptr && o->clusterOption->count() > 0;
       if (context.runtime == nullptr) handOff(context, "calibrate --quick");
       return context.runtime->quickCalibration(
           {.cluster = given ? o->cluster : "local", .dtype = o->dtype, .models = o->quickModels, .out = o->out,
-           .json = o->json},
+           .saveCalls = o->saveCalls, .json = o->json},
           *c, context);
     }
     requireMeasured(*o, "calibrate");

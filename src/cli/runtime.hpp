@@ -22,6 +22,7 @@ struct QuickCalibration {
   std::string dtype = "fp32";
   std::vector<std::string> models;  // whose layers it times (NAME or NAME@INPUT); empty: ComputeBench's
   std::string out;
+  std::string saveCalls;  // also write the layer timings here (bench compute --from-calls fits them again)
   bool json = false;
 };
 

@@ -6,7 +6,23 @@ expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exis
 fitted=$(mktemp /tmp/paraxis-fitted.XXXXXX.yaml)
 expect_ok "wrote .*paraxis-fitted" bench compute --model lenet,small-cnn --batch 4 --repeats 1 --out "$fitted"
 expect_ok "device fitted by paraxis bench compute" clusters show "$fitted"
-rm -f "$fitted"
+# The timings saved and fitted again: the same device, to the byte, without timing anything.
+calls=$(mktemp /tmp/paraxis-calls.XXXXXX.json) refitted=$(mktemp /tmp/paraxis-refitted.XXXXXX.yaml)
+expect_ok "wrote .*paraxis-fitted" bench compute --model lenet --batch 4 --repeats 1 --save-calls "$calls" --out "$fitted"
+expect_ok "wrote .*paraxis-refitted" bench compute --from-calls "$calls" --out "$refitted"
+if diff <(sed -n '/^device:/,/^network:/p' "$fitted") <(sed -n '/^device:/,/^network:/p' "$refitted") >/dev/null &&
+   [ "$(sed -n '/^device:/,/^network:/p' "$fitted" | wc -l)" -gt 10 ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: bench compute --from-calls fitted another device than the run that saved the calls"; failures=$((failures + 1))
+fi
+expect_error "--model excludes --from-calls" bench compute --from-calls "$calls" --model lenet
+expect_error "/nonexistent/calls.json: cannot read the saved timings" bench compute --from-calls /nonexistent/calls.json
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); del d["models"][0]["calls"][0]["seconds"]; json.dump(d, open(sys.argv[1], "w"))' "$calls"
+expect_error "'models\[0\].calls\[0\].seconds' is missing \(a file written by 'paraxis bench compute --save-calls'\)" \
+  bench compute --from-calls "$calls"
+expect_error "calibrate: --save-calls needs --quick" calibrate --save-calls "$calls" --measured "$calls"
+rm -f "$fitted" "$calls" "$refitted"
 expect_error "--batch: must be in \[1, 1048576\], found .0." bench compute --model lenet --batch 0
 expect_error "--device: .cuda:x.: expected cpu, cuda or cuda:N" bench compute --model lenet --device cuda:x
 expect_error "--device cuda:1: this paraxis is built against a LibTorch without CUDA" bench compute --model lenet --device cuda:1

@@ -37,6 +37,8 @@ struct Options : ComputeBench {
   std::string out;
   bool json = false;
   std::string deviceName = "cpu";
+  std::string saveCalls;  // write the timings the fit rests on here
+  std::string fromCalls;  // fit these saved timings instead of timing anything
 };
 
 // Predicted seconds of the calls' forward passes and of their backward passes.
@@ -210,8 +212,11 @@ void writeFittedCluster(const Options& o, hw::Cluster cluster, const hw::Device&
   cluster.device = fitted;
   const std::string where =
       o.device.cuda() ? o.device.str() : fmt::format("{} thread{}", o.threads, o.threads == 1 ? "" : "s");
-  cluster.description += fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} x {} rank{})",
-                                     fmt::join(o.models, ", "), fmt::join(o.batches, ", "), where, ranks, ranks == 1 ? "" : "s");
+  cluster.description +=
+      o.fromCalls.empty()
+          ? fmt::format(" (device fitted by paraxis bench compute: {} at batch {}, {} x {} rank{})", fmt::join(o.models, ", "),
+                        fmt::join(o.batches, ", "), where, ranks, ranks == 1 ? "" : "s")
+          : fmt::format(" (device fitted by paraxis bench compute to the timings in {})", o.fromCalls);
   const std::string yaml = hw::clusterYaml(cluster);
   hw::loadClusterText(yaml, o.out);  // what is written must load
   writeFileAtomically(o.out, yaml, "--out");
@@ -227,24 +232,30 @@ void run(Options& o, const CLI::App& command, Context& context) {
   agreeAcrossRanks(comm, runConfiguration(command, context.knobs));
   const double deadline = context.knobs.getDouble("comm_deadline");
   requireWritableDirectory(o.out, "--out");
-  const std::vector<graph::Model> models = loadModels(o.models, "--model");
+  requireWritableDirectory(o.saveCalls, "--save-calls");
+  const std::vector<graph::Model> models = o.fromCalls.empty() ? loadModels(o.models, "--model") : std::vector<graph::Model>{};
   const hw::Cluster cluster = hw::loadCluster(o.cluster);
   const double peak = cluster.device.peak(o.dtype);
   // Under mpirun every rank times the same passes at once; rank 0 reports its timings.
   std::ostringstream quiet;
   std::ostream& out = comm.rank() == 0 && !o.json ? context.out : quiet;
   const DeviceMeasurement m =
-      measureDevice(o, models, cluster.device, peak, comm, cluster.ranksOnANode(comm.size()), deadline, out);
+      o.fromCalls.empty()
+          ? measureDevice(o, models, cluster.device, peak, comm, cluster.ranksOnANode(comm.size()), deadline, out)
+          : fitTimings(calib::readSavedTimings(o.fromCalls), cluster.device, peak, o.dtype);
   if (comm.rank() != 0) return;
+  if (!o.saveCalls.empty()) {
+    writeFileAtomically(o.saveCalls, calib::savedTimingsJson(m.timings).dump(1) + "\n", "--save-calls");
+  }
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
-  const std::vector<ModelTimes> rows = compareModels(m.timed, cluster.device, m.fitted, o.dtype);
+  const std::vector<ModelTimes> rows = compareModels(m.timings.timed, cluster.device, m.fitted, o.dtype);
   if (o.json) {
     nlohmann::json j = fitJson(rows, cluster.name, m.fitted, m.fit, o.out);
     j["sharing"] = sharingJson(m);
     j["cache"] = cacheJson(m);
     return printJson(j, context);
   }
-  if (o.perCall) printCalls(m.timed, m.fitted, m.fitted.peak(o.dtype), out);
+  if (o.perCall) printCalls(m.timings.timed, m.fitted, m.fitted.peak(o.dtype), out);
   printFit(rows, cluster.name, cluster.device, peak, m.fitted, m.fit, out);
   if (const std::string drift = speedDriftText(m); !drift.empty()) out << drift << '\n';
   out << cacheText(m) << '\n';
@@ -269,6 +280,10 @@ void addBenchComputeCommand(CLI::App& bench, Context& context) {
   c->add_option("--out", o->out, "write the cluster with the fitted device here");
   c->add_option("--device", o->deviceName, "cpu (default), cuda or cuda:N: where the layers run (docs/gpu.md)");
   c->add_flag("--per-call", o->perCall, "also list every timed layer call against the fitted device");
+  c->add_option("--save-calls", o->saveCalls, "also write the timings the fit rests on here (JSON), to fit again later with --from-calls");
+  auto* from = c->add_option("--from-calls", o->fromCalls,
+                             "fit timings --save-calls wrote instead of timing anything (the same timings under another fit)");
+  for (const char* timing : {"--model", "--batch", "--threads", "--repeats", "--device"}) from->excludes(timing);
   c->add_flag("--json", o->json, "print JSON (keys in docs/json-output.md)");
   c->callback([o, c, &context] { run(*o, *c, context); });
 }

@@ -81,8 +81,7 @@ std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, s
 // machine's speed drifts over seconds; each figure the median over the pairs. On this 2-core
 // VM, 2 ranks: 1.00-1.22x over five readings minutes apart; 4 ranks on its cores (the netns
 // hosts): 2.04x.
-void measureSharing(const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
-                    DeviceMeasurement& m, std::ostream& progress) {
+void measureSharing(const comm::Communicator& comm, double deadline, calib::SavedTimings& t, std::ostream& progress) {
   constexpr int kPairs = 5;
   progress << fmt::format("timing the speed probe with {} ranks at once and with one alone ({} pairs) ...\n",
                           comm.size(), kPairs);
@@ -100,43 +99,27 @@ void measureSharing(const comm::Communicator& comm, std::int64_t ranksPerNode, d
     comm::broadcast(comm, &mine, 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
     alone.push_back(mine);
   }
-  m.probeAtOnce = median(atOnce);
-  m.probeAlone = median(alone);
-  // Alone is never slower than beside others: a ratio below 1 is the drift's.
-  m.fitted.sharing = {ranksPerNode, std::max(1.0, m.probeAtOnce / m.probeAlone)};
+  t.probeAtOnce = median(atOnce);
+  t.probeAlone = median(alone);
 }
 
 // SGD's stream over each size of the sweep with every rank at once (a barrier before each
 // set), each rate the mean over the ranks, and the cache share fitted to them.
-void measureCache(const comm::Communicator& comm, double deadline, DeviceMeasurement& m, std::ostream& progress) {
+void measureCache(const comm::Communicator& comm, double deadline, calib::SavedTimings& t, std::ostream& progress) {
   progress << fmt::format("timing SGD's stream over {} to {} MiB with {} rank{} at once ...\n",
                           calib::streamSweepBytes().front() / (1 << 20), calib::streamSweepBytes().back() / (1 << 20),
                           comm.size(), comm.size() == 1 ? "" : "s");
   progress.flush();
   for (const calib::StreamPoint& p : calib::streamSweep([&] { comm::barrier(comm, deadline); })) {
-    m.stream.push_back({p.bytes, meanOverRanks(comm, p.rate, deadline)});
+    t.stream.push_back({p.bytes, meanOverRanks(comm, p.rate, deadline)});
   }
-  m.cache = calib::fitCacheShare(m.stream);
 }
 
-}  // namespace
-
-DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<graph::Model>& models,
-                                const hw::Device& base, double peak,
-                                const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
-                                std::ostream& progress) {
-  DeviceMeasurement m;
-  // Before and after the layers, as train takes it before and after training: the speed of the
-  // machine while the layers were timed (one figure taken after them alone moved 6.2-8.4 ms
-  // over three calibrations minutes apart).
-  const auto probe = [&] {
-    if (bench.device.cuda()) return 0.0;  // it times CPU cores; a GPU's layers do not run there
-    progress << fmt::format("timing the speed probe ({}) ...\n", calib::kSpeedProbe);
-    progress.flush();
-    return calib::speedProbeSeconds([&] { comm::barrier(comm, deadline); });
-  };
-  const double probeBefore = probe();
-  if (!bench.device.cuda()) measureCache(comm, deadline, m, progress);
+// Every model at every batch, `bench.rounds` times over: per model and batch, per round, its calls.
+std::vector<std::vector<std::vector<calib::TimedCall>>> timeRounds(const ComputeBench& bench,
+                                                                   const std::vector<graph::Model>& models,
+                                                                   const comm::Communicator& comm, double deadline,
+                                                                   std::ostream& progress) {
   std::vector<std::vector<std::vector<calib::TimedCall>>> rounds;  // per model and batch, per round
   for (int round = 0; round < bench.rounds; ++round) {
     std::size_t at = 0;
@@ -154,45 +137,87 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
       }
     }
   }
+  return rounds;
+}
+
+// `base` with what `fit` pinned replaced: a fitted kind replaces the cluster's whole (curves and
+// half-rate rows), keeping the cluster's backward curve where none of its backward passes were
+// timed.
+hw::Device withFit(const hw::Device& base, const calib::DeviceFit& fit, double peak, const std::string& dtype) {
+  hw::Device d = base;
+  if (fit.peak > peak) d.peakFlops[dtype] = fit.peak;
+  if (fit.memoryBandwidth > 0) d.memoryBandwidth = fit.memoryBandwidth;
+  if (!fit.bandwidthCurve.empty()) d.bandwidthCurve = fit.bandwidthCurve;
+  if (!fit.efficiency.empty()) d.efficiency = fit.efficiency;
+  if (!fit.backwardEfficiency.empty()) d.backwardEfficiency = fit.backwardEfficiency;
+  d.memoryEfficiency = fit.memoryEfficiency;
+  if (fit.backwardCalls > 0) d.weightGradientTraffic = fit.weightGradientTraffic;
+  if (fit.computeCalls > 0) d.forwardWeightTraffic = fit.forwardWeightTraffic;
+  if (fit.computeCalls > 0) d.nativeColumnTraffic = fit.nativeColumnTraffic;
+  for (int k = 0; k < hw::kKernels; ++k) {
+    const hw::KernelCurves& kernel = fit.kernels[k];
+    if (kernel.forward.empty()) continue;
+    std::vector<hw::EfficiencyPoint> backward = kernel.backward.empty() ? d.kernels[k].backward : kernel.backward;
+    d.kernels[k] = kernel;
+    d.kernels[k].backward = std::move(backward);
+  }
+  return d;
+}
+
+}  // namespace
+
+DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<graph::Model>& models,
+                                const hw::Device& base, double peak,
+                                const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
+                                std::ostream& progress) {
+  calib::SavedTimings t;
+  t.gpu = bench.device.cuda();
+  t.ranksPerNode = ranksPerNode;
+  // Before and after the layers, as train takes it before and after training: the speed of the
+  // machine while the layers were timed (one figure taken after them alone moved 6.2-8.4 ms
+  // over three calibrations minutes apart).
+  const auto probe = [&] {
+    if (bench.device.cuda()) return 0.0;  // it times CPU cores; a GPU's layers do not run there
+    progress << fmt::format("timing the speed probe ({}) ...\n", calib::kSpeedProbe);
+    progress.flush();
+    return calib::speedProbeSeconds([&] { comm::barrier(comm, deadline); });
+  };
+  const double probeBefore = probe();
+  if (!bench.device.cuda()) measureCache(comm, deadline, t, progress);
+  const std::vector<std::vector<std::vector<calib::TimedCall>>> rounds = timeRounds(bench, models, comm, deadline, progress);
   const double probeAfter = probe();
-  std::vector<calib::TimedCall> all;
   std::size_t at = 0;
   for (const std::string& spec : bench.models) {
     for (const std::int64_t batch : bench.batches) {
-      std::vector<calib::TimedCall> calls = typicalOverRanks(comm, medianOverRounds(rounds[at++]), deadline);
-      calib::setResidentShares(calls, m.cache.cacheShare);
-      all.insert(all.end(), calls.begin(), calls.end());
-      m.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec, std::move(calls));
+      t.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec,
+                           typicalOverRanks(comm, medianOverRounds(rounds[at++]), deadline));
     }
   }
-  m.fit = calib::fitDevice(all, peak, base.callOverhead, /*weightReorders=*/!bench.device.cuda(), m.cache.residentRowsShare());
-  m.fitted = base;
+  t.probeBefore = meanOverRanks(comm, probeBefore, deadline);
+  t.probeAfter = meanOverRanks(comm, probeAfter, deadline);
+  if (!bench.device.cuda() && ranksPerNode > 1) measureSharing(comm, deadline, t, progress);
+  return fitTimings(std::move(t), base, peak, bench.dtype);
+}
+
+DeviceMeasurement fitTimings(calib::SavedTimings timings, const hw::Device& base, double peak, const std::string& dtype) {
+  DeviceMeasurement m;
+  m.timings = std::move(timings);
+  const calib::SavedTimings& t = m.timings;
+  if (!t.stream.empty()) m.cache = calib::fitCacheShare(t.stream);
+  std::vector<calib::TimedCall> all;
+  for (auto& [spec, calls] : m.timings.timed) {
+    calib::setResidentShares(calls, m.cache.cacheShare);
+    all.insert(all.end(), calls.begin(), calls.end());
+  }
+  m.fit = calib::fitDevice(all, peak, base.callOverhead, /*weightReorders=*/!t.gpu, m.cache.residentRowsShare());
+  m.fitted = withFit(base, m.fit, peak, dtype);
   m.fitted.cacheShare = m.cache.cacheShare;
   // A core keeps its rate over a channel split; a GPU's occupancy falls (hw::Device::splitKeepsRate).
-  m.fitted.splitKeepsRate = !bench.device.cuda();
-  if (m.fit.peak > peak) m.fitted.peakFlops[bench.dtype] = m.fit.peak;
-  if (m.fit.memoryBandwidth > 0) m.fitted.memoryBandwidth = m.fit.memoryBandwidth;
-  if (!m.fit.bandwidthCurve.empty()) m.fitted.bandwidthCurve = m.fit.bandwidthCurve;
-  if (!m.fit.efficiency.empty()) m.fitted.efficiency = m.fit.efficiency;
-  if (!m.fit.backwardEfficiency.empty()) m.fitted.backwardEfficiency = m.fit.backwardEfficiency;
-  m.fitted.memoryEfficiency = m.fit.memoryEfficiency;
-  if (m.fit.backwardCalls > 0) m.fitted.weightGradientTraffic = m.fit.weightGradientTraffic;
-  if (m.fit.computeCalls > 0) m.fitted.forwardWeightTraffic = m.fit.forwardWeightTraffic;
-  if (m.fit.computeCalls > 0) m.fitted.nativeColumnTraffic = m.fit.nativeColumnTraffic;
-  m.probeBefore = meanOverRanks(comm, probeBefore, deadline);
-  m.probeAfter = meanOverRanks(comm, probeAfter, deadline);
-  m.fitted.speedProbe = (m.probeBefore + m.probeAfter) / 2;
-  // A fitted kind replaces the cluster's whole (curves and half-rate rows), keeping the
-  // cluster's backward curve where none of its backward passes were timed.
-  for (int k = 0; k < hw::kKernels; ++k) {
-    const hw::KernelCurves& fit = m.fit.kernels[k];
-    if (fit.forward.empty()) continue;
-    std::vector<hw::EfficiencyPoint> backward = fit.backward.empty() ? m.fitted.kernels[k].backward : fit.backward;
-    m.fitted.kernels[k] = fit;
-    m.fitted.kernels[k].backward = std::move(backward);
-  }
+  m.fitted.splitKeepsRate = !t.gpu;
+  m.fitted.speedProbe = (t.probeBefore + t.probeAfter) / 2;
   m.fitted.sharing = {};
-  if (!bench.device.cuda() && ranksPerNode > 1) measureSharing(comm, ranksPerNode, deadline, m, progress);
+  // Alone is never slower than beside others: a ratio below 1 is the drift's.
+  if (t.probeAlone > 0) m.fitted.sharing = {t.ranksPerNode, std::max(1.0, t.probeAtOnce / t.probeAlone)};
   m.fitted.prepare();
   return m;
 }
@@ -235,8 +260,8 @@ std::string halfRateRowsText(const hw::Device& device) {
 }
 
 std::string cacheText(const DeviceMeasurement& m) {
-  if (m.stream.empty()) return "cache: not measured (a GPU's layers)";
-  const double narrowest = m.stream.front().bytes / (1 << 20), widest = m.stream.back().bytes / (1 << 20);
+  if (m.timings.stream.empty()) return "cache: not measured (a GPU's layers)";
+  const double narrowest = m.timings.stream.front().bytes / (1 << 20), widest = m.timings.stream.back().bytes / (1 << 20);
   if (m.cache.cacheShare <= 0) {
     return fmt::format("cache: SGD's stream ran {:.1f} GB/s at most and {:.1f} GB/s over {:g} MiB: no cache share to tell "
                        "(device.cache_share 0: no weights taken as resident)",
@@ -251,15 +276,15 @@ std::string cacheText(const DeviceMeasurement& m) {
 
 std::string sharingText(const DeviceMeasurement& m) {
   const hw::CoreSharing& s = m.fitted.sharing;
-  if (m.probeAlone <= 0) return "sharing: not measured (one rank a node, or a GPU each): the figures are a rank's alone";
+  if (m.timings.probeAlone <= 0) return "sharing: not measured (one rank a node, or a GPU each): the figures are a rank's alone";
   return fmt::format("sharing: one rank alone ran the speed probe in {:.2f} ms, each with {} ranks a node at once {:.2f} ms: a rank "
                      "alone computes {:.2f}x as fast (device.sharing; a job with fewer ranks a node is predicted so)",
-                     m.probeAlone * 1e3, s.ranks, m.probeAtOnce * 1e3, s.aloneSpeedup);
+                     m.timings.probeAlone * 1e3, s.ranks, m.timings.probeAtOnce * 1e3, s.aloneSpeedup);
 }
 
 nlohmann::json cacheJson(const DeviceMeasurement& m) {
   nlohmann::json points = nlohmann::json::array();
-  for (const calib::StreamPoint& p : m.stream) points.push_back({{"bytes", p.bytes}, {"bytes_per_s", p.rate}});
+  for (const calib::StreamPoint& p : m.timings.stream) points.push_back({{"bytes", p.bytes}, {"bytes_per_s", p.rate}});
   return {{"share_bytes", m.cache.cacheShare},
           {"in_cache_bytes_per_s", m.cache.inCache},
           {"in_memory_bytes_per_s", m.cache.inMemory},
@@ -268,7 +293,7 @@ nlohmann::json cacheJson(const DeviceMeasurement& m) {
 
 nlohmann::json sharingJson(const DeviceMeasurement& m) {
   return {{"ranks", m.fitted.sharing.ranks}, {"alone_speedup", m.fitted.sharing.aloneSpeedup},
-          {"probe_at_once_s", m.probeAtOnce}, {"probe_alone_s", m.probeAlone}};
+          {"probe_at_once_s", m.timings.probeAtOnce}, {"probe_alone_s", m.timings.probeAlone}};
 }
 
 std::string speedProbeText(const hw::Device& device) {
@@ -276,14 +301,14 @@ std::string speedProbeText(const hw::Device& device) {
 }
 
 std::string speedDriftText(const DeviceMeasurement& m) {
-  const double faster = std::min(m.probeBefore, m.probeAfter);
-  if (faster <= 0 || std::max(m.probeBefore, m.probeAfter) / faster - 1 <= kSpeedDrift) return "";
+  const double faster = std::min(m.timings.probeBefore, m.timings.probeAfter);
+  if (faster <= 0 || std::max(m.timings.probeBefore, m.timings.probeAfter) / faster - 1 <= kSpeedDrift) return "";
   // Two calibrate --quick sittings 30 s apart on this project's 2-core VM read its memory at 30
   // and 46 GB/s and put the same 20 training runs at 7.2 and 13.6 % mean error.
   return fmt::format("note: the speed probe took {:.2f} ms before the layers were timed and {:.2f} ms after ({:.0f} % "
                      "apart): the machine's speed moved meanwhile, and figures measured now may not hold minutes "
                      "later (calibrate again on a quiet machine; validate --at-run-speed shows what the drift costs)",
-                     m.probeBefore * 1e3, m.probeAfter * 1e3, (std::max(m.probeBefore, m.probeAfter) / faster - 1) * 100);
+                     m.timings.probeBefore * 1e3, m.timings.probeAfter * 1e3, (std::max(m.timings.probeBefore, m.timings.probeAfter) / faster - 1) * 100);
 }
 
 namespace {

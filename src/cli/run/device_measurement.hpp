@@ -10,6 +10,7 @@
 
 #include "calib/cache_share.hpp"
 #include "calib/efficiency_fit.hpp"
+#include "calib/saved_timings.hpp"
 #include "comm/communicator.hpp"
 #include "core/compute_device.hpp"
 #include "graph/model.hpp"
@@ -36,22 +37,18 @@ struct ComputeBench {
 // not load is a ConfigError naming `option` and the spec.
 std::vector<graph::Model> loadModels(const std::vector<std::string>& specs, const std::string& option);
 
-using TimedModels = std::vector<std::pair<std::string, std::vector<calib::TimedCall>>>;
+using TimedModels = calib::TimedModels;
 
 struct DeviceMeasurement {
-  TimedModels timed;     // per model, its layer calls
+  // What was timed: per model and batch its layer calls (each time the median over the rounds,
+  // the mean over the ranks); SGD's stream over growing buffers, every rank at once (CPU cores
+  // only); the speed probe before and after the layers (fitted.speedProbe is their mean), and
+  // with the node's ranks at once and rank 0 alone, the medians of the pairs that gave
+  // fitted.sharing (0: not measured).
+  calib::SavedTimings timings;
   calib::DeviceFit fit;
   hw::Device fitted;     // `base` with what the calls pinned replaced (its sharing measured)
-  // The speed probe's seconds with the node's ranks at once (their mean) and with rank 0
-  // alone, the medians of the pairs that gave fitted.sharing (0: not measured).
-  double probeAtOnce = 0, probeAlone = 0;
-  // The speed probe before the layers were timed and after (the mean over the ranks; 0: not
-  // measured): fitted.speedProbe is their mean.
-  double probeBefore = 0, probeAfter = 0;
-  // SGD's stream over growing buffers, every rank at once (the mean over them), and the cache
-  // share fitted to it (CPU cores only; a GPU keeps fitted.cacheShare 0).
-  std::vector<calib::StreamPoint> stream;
-  calib::CacheFit cache;
+  calib::CacheFit cache; // the cache share fitted to the stream (a GPU keeps fitted.cacheShare 0)
 };
 
 // Collective over `comm`: every rank times the same passes of `models` (loadModels(bench.models)) at once (lined up by a barrier with
@@ -62,6 +59,9 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
                                 const hw::Device& base, double peak,
                                 const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
                                 std::ostream& progress);
+// The device fitted to timings measureDevice took (bench compute --from-calls: the same
+// timings, fitted again): `base` with what they pinned replaced. No communication.
+DeviceMeasurement fitTimings(calib::SavedTimings timings, const hw::Device& base, double peak, const std::string& dtype);
 
 // Collective: every rank's `value`, averaged.
 double meanOverRanks(const comm::Communicator& comm, double value, double deadline);

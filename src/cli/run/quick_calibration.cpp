@@ -483,6 +483,7 @@ void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Con
                                       {.deadlineSeconds = deadline, .verify = context.knobs.getBool("comm_verify")});
   agreeAcrossRanks(world.comm, runConfiguration(command, context.knobs));
   requireWritableDirectory(o.out, "--out");
+  requireWritableDirectory(o.saveCalls, "--save-calls");
   ComputeBench bench;
   if (!o.models.empty()) bench.models = o.models;
   const std::vector<graph::Model> models = loadModels(bench.models, "--quick-models");
@@ -495,6 +496,9 @@ void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Con
     const std::string yaml = hw::clusterYaml(r.calibrated);
     hw::loadClusterText(yaml, o.out);  // what is written must load
     writeFileAtomically(o.out, yaml, "--out");
+  }
+  if (!o.saveCalls.empty()) {
+    writeFileAtomically(o.saveCalls, calib::savedTimingsJson(r.device.timings).dump(1) + "\n", "--save-calls");
   }
   if (o.json) return printJson(quickJson(r, o.out), context);
   printQuick(r, r.before, context.out);

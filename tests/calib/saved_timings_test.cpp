@@ -1,0 +1,136 @@
+#include "calib/saved_timings.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace paraxis::calib {
+namespace {
+
+// A file in the test's scratch folder, removed at the end.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& text)
+      : path_(testing::TempDir() + "calls." + std::to_string(getpid()) + ".json") {
+    std::ofstream(path_) << text;
+  }
+  ~ScratchFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Every field a distinct value, so that a field read into another's place shows.
+TimedCall convolutionCall() {
+  TimedCall c;
+  c.layer = "block2.conv";
+  c.flops = 3.77e7, c.bytes = 4.6e5, c.matrix = true, c.seconds = 1.81e-4, c.kernel = 0, c.memoryKind = -1;
+  c.rows = 1024, c.depth = 288, c.samples = 4, c.native = false;
+  c.backwardData = {7.5e7, 4.7e5, 1024, 4, 11, false, 288, false, 0.25, 3.1e6};
+  c.backwardWeight = {7.4e7, 4.8e5, 1023, 4, 12, true, 287, true, 0.5, 3.2e6};
+  c.backwardSeconds = 3.59e-4, c.accumulatedWeights = 73728, c.columnBytes = 13, c.workingSet = 2.5e7;
+  return c;
+}
+
+void expectSamePass(const cost::PassWork& a, const cost::PassWork& b) {
+  EXPECT_EQ(a.flops, b.flops);
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_EQ(a.serialBytes, b.serialBytes);
+  EXPECT_EQ(a.native, b.native);
+  EXPECT_EQ(a.depth, b.depth);
+  EXPECT_EQ(a.weightGradient, b.weightGradient);
+  EXPECT_EQ(a.resident, b.resident);
+  EXPECT_EQ(a.curveFlops, b.curveFlops);
+}
+
+TEST(SavedTimings, ReadBackAsWritten) {
+  SavedTimings t;
+  TimedCall pool;
+  pool.layer = "block2.pool", pool.bytes = 2e5, pool.seconds = 9e-6, pool.memoryKind = 0, pool.kernel = -1;
+  t.timed = {{"small-cnn@32 x4", {convolutionCall(), pool}}, {"lenet x4", {convolutionCall()}}};
+  t.stream = {{4.0 * (1 << 20), 8.7e10}, {256.0 * (1 << 20), 1.7e10}};
+  t.probeBefore = 4.2e-3, t.probeAfter = 4.6e-3, t.probeAtOnce = 4.9e-3, t.probeAlone = 4.1e-3;
+  t.ranksPerNode = 2, t.gpu = false;
+  const ScratchFile file(savedTimingsJson(t).dump(1));
+  const SavedTimings r = readSavedTimings(file.path());
+  ASSERT_EQ(r.timed.size(), 2U);
+  EXPECT_EQ(r.timed[1].first, "lenet x4");
+  ASSERT_EQ(r.timed[0].second.size(), 2U);
+  const TimedCall& c = r.timed[0].second[0];
+  const TimedCall want = convolutionCall();
+  EXPECT_EQ(c.layer, want.layer);
+  EXPECT_EQ(c.flops, want.flops);
+  EXPECT_EQ(c.bytes, want.bytes);
+  EXPECT_EQ(c.matrix, want.matrix);
+  EXPECT_EQ(c.seconds, want.seconds);
+  EXPECT_EQ(c.kernel, want.kernel);
+  EXPECT_EQ(c.memoryKind, want.memoryKind);
+  EXPECT_EQ(c.rows, want.rows);
+  EXPECT_EQ(c.depth, want.depth);
+  EXPECT_EQ(c.samples, want.samples);
+  EXPECT_EQ(c.native, want.native);
+  expectSamePass(c.backwardData, want.backwardData);
+  expectSamePass(c.backwardWeight, want.backwardWeight);
+  EXPECT_EQ(c.backwardSeconds, want.backwardSeconds);
+  EXPECT_EQ(c.accumulatedWeights, want.accumulatedWeights);
+  EXPECT_EQ(c.columnBytes, want.columnBytes);
+  EXPECT_EQ(c.workingSet, want.workingSet);
+  EXPECT_EQ(r.timed[0].second[1].memoryKind, 0);
+  ASSERT_EQ(r.stream.size(), 2U);
+  EXPECT_EQ(r.stream[1].rate, 1.7e10);
+  EXPECT_EQ(r.probeBefore, 4.2e-3);
+  EXPECT_EQ(r.probeAfter, 4.6e-3);
+  EXPECT_EQ(r.probeAtOnce, 4.9e-3);
+  EXPECT_EQ(r.probeAlone, 4.1e-3);
+  EXPECT_EQ(r.ranksPerNode, 2);
+  EXPECT_FALSE(r.gpu);
+}
+
+// The message a file's content earns, or "" when it reads.
+std::string refusal(const std::string& text) {
+  const ScratchFile file(text);
+  try {
+    readSavedTimings(file.path());
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SavedTimings, BadFilesAreRefusedNamingTheKey) {
+  SavedTimings t;
+  t.timed = {{"lenet x4", {convolutionCall()}}};
+  nlohmann::json good = savedTimingsJson(t);
+  EXPECT_EQ(refusal(good.dump()), "");
+
+  nlohmann::json missing = good;
+  missing["models"][0]["calls"][0].erase("seconds");
+  EXPECT_NE(refusal(missing.dump()).find("'models[0].calls[0].seconds' is missing"), std::string::npos);
+  nlohmann::json negative = good;
+  negative["models"][0]["calls"][0]["backward_data"]["flops"] = -1;
+  EXPECT_NE(
+      refusal(negative.dump()).find("'models[0].calls[0].backward_data.flops' expected a finite number"),
+      std::string::npos);
+  nlohmann::json kernel = good;
+  kernel["models"][0]["calls"][0]["kernel"] = 7;
+  EXPECT_NE(refusal(kernel.dump()).find("'models[0].calls[0].kernel' expected an index"), std::string::npos);
+  nlohmann::json none = good;
+  none["models"] = nlohmann::json::array();
+  EXPECT_NE(refusal(none.dump()).find("'models' holds no model"), std::string::npos);
+  nlohmann::json version = good;
+  version["version"] = 2;
+  EXPECT_NE(refusal(version.dump()).find("'version' expected 1"), std::string::npos);
+  EXPECT_NE(refusal("[1, 2").find("not JSON"), std::string::npos);
+  EXPECT_THROW(readSavedTimings("/nonexistent/calls.json"), NotFoundError);
+}
+
+}  // namespace
+}  // namespace paraxis::calib
