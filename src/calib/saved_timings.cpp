@@ -13,37 +13,55 @@ namespace {
 
 constexpr int kVersion = 1;
 
+// Each saved figure's key and member, one table for writing and reading.
+template <typename T, typename V>
+struct Field {
+  const char* key;
+  V T::*member;
+};
+constexpr Field<cost::PassWork, double> kPassNumbers[] = {{"flops", &cost::PassWork::flops},
+                                                          {"bytes", &cost::PassWork::bytes},
+                                                          {"rows", &cost::PassWork::rows},
+                                                          {"samples", &cost::PassWork::samples},
+                                                          {"serial_bytes", &cost::PassWork::serialBytes},
+                                                          {"depth", &cost::PassWork::depth},
+                                                          {"resident", &cost::PassWork::resident},
+                                                          {"curve_flops", &cost::PassWork::curveFlops}};
+constexpr Field<cost::PassWork, bool> kPassFlags[] = {{"native", &cost::PassWork::native},
+                                                      {"weight_gradient", &cost::PassWork::weightGradient}};
+constexpr Field<TimedCall, double> kCallNumbers[] = {{"flops", &TimedCall::flops},
+                                                     {"bytes", &TimedCall::bytes},
+                                                     {"seconds", &TimedCall::seconds},
+                                                     {"rows", &TimedCall::rows},
+                                                     {"depth", &TimedCall::depth},
+                                                     {"samples", &TimedCall::samples},
+                                                     {"backward_seconds", &TimedCall::backwardSeconds},
+                                                     {"accumulated_weights", &TimedCall::accumulatedWeights},
+                                                     {"column_bytes", &TimedCall::columnBytes},
+                                                     {"working_set", &TimedCall::workingSet}};
+constexpr Field<TimedCall, bool> kCallFlags[] = {{"matrix", &TimedCall::matrix},
+                                                 {"native", &TimedCall::native}};
+constexpr Field<TimedCall, cost::PassWork> kCallPasses[] = {{"backward_data", &TimedCall::backwardData},
+                                                            {"backward_weight", &TimedCall::backwardWeight}};
+
+template <typename T, typename Table>
+void writeFields(const T& from, const Table& table, nlohmann::json& to) {
+  for (const auto& f : table) to[f.key] = from.*f.member;
+}
+
 nlohmann::json passJson(const cost::PassWork& w) {
-  return {{"flops", w.flops},
-          {"bytes", w.bytes},
-          {"rows", w.rows},
-          {"samples", w.samples},
-          {"serial_bytes", w.serialBytes},
-          {"native", w.native},
-          {"depth", w.depth},
-          {"weight_gradient", w.weightGradient},
-          {"resident", w.resident},
-          {"curve_flops", w.curveFlops}};
+  nlohmann::json j;
+  writeFields(w, kPassNumbers, j);
+  writeFields(w, kPassFlags, j);
+  return j;
 }
 
 nlohmann::json callJson(const TimedCall& c) {
-  return {{"layer", c.layer},
-          {"flops", c.flops},
-          {"bytes", c.bytes},
-          {"matrix", c.matrix},
-          {"seconds", c.seconds},
-          {"kernel", c.kernel},
-          {"memory_kind", c.memoryKind},
-          {"rows", c.rows},
-          {"depth", c.depth},
-          {"samples", c.samples},
-          {"native", c.native},
-          {"backward_data", passJson(c.backwardData)},
-          {"backward_weight", passJson(c.backwardWeight)},
-          {"backward_seconds", c.backwardSeconds},
-          {"accumulated_weights", c.accumulatedWeights},
-          {"column_bytes", c.columnBytes},
-          {"working_set", c.workingSet}};
+  nlohmann::json j{{"layer", c.layer}, {"kernel", c.kernel}, {"memory_kind", c.memoryKind}};
+  writeFields(c, kCallNumbers, j);
+  writeFields(c, kCallFlags, j);
+  for (const auto& f : kCallPasses) j[f.key] = passJson(c.*f.member);
+  return j;
 }
 
 // Reading one file: each value checked, a miss named with the file and the key's path.
@@ -91,16 +109,8 @@ class Reader {
 
 cost::PassWork passFrom(const Reader& r, const nlohmann::json& j, const std::string& where) {
   cost::PassWork w;
-  w.flops = r.number(j, "flops", where);
-  w.bytes = r.number(j, "bytes", where);
-  w.rows = r.number(j, "rows", where);
-  w.samples = r.number(j, "samples", where);
-  w.serialBytes = r.number(j, "serial_bytes", where);
-  w.native = r.flag(j, "native", where);
-  w.depth = r.number(j, "depth", where);
-  w.weightGradient = r.flag(j, "weight_gradient", where);
-  w.resident = r.number(j, "resident", where);
-  w.curveFlops = r.number(j, "curve_flops", where);
+  for (const auto& f : kPassNumbers) w.*f.member = r.number(j, f.key, where);
+  for (const auto& f : kPassFlags) w.*f.member = r.flag(j, f.key, where);
   return w;
 }
 
@@ -109,22 +119,11 @@ TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& 
   const nlohmann::json& layer = r.at(j, "layer", where);
   if (!layer.is_string()) throw r.fail(where + "layer", "expected a name");
   c.layer = layer.get<std::string>();
-  c.flops = r.number(j, "flops", where);
-  c.bytes = r.number(j, "bytes", where);
-  c.matrix = r.flag(j, "matrix", where);
-  c.seconds = r.number(j, "seconds", where);
   c.kernel = r.index(j, "kernel", where, hw::kKernels);
   c.memoryKind = r.index(j, "memory_kind", where, hw::kMemoryKinds);
-  c.rows = r.number(j, "rows", where);
-  c.depth = r.number(j, "depth", where);
-  c.samples = r.number(j, "samples", where);
-  c.native = r.flag(j, "native", where);
-  c.backwardData = passFrom(r, r.at(j, "backward_data", where), where + "backward_data.");
-  c.backwardWeight = passFrom(r, r.at(j, "backward_weight", where), where + "backward_weight.");
-  c.backwardSeconds = r.number(j, "backward_seconds", where);
-  c.accumulatedWeights = r.number(j, "accumulated_weights", where);
-  c.columnBytes = r.number(j, "column_bytes", where);
-  c.workingSet = r.number(j, "working_set", where);
+  for (const auto& f : kCallNumbers) c.*f.member = r.number(j, f.key, where);
+  for (const auto& f : kCallFlags) c.*f.member = r.flag(j, f.key, where);
+  for (const auto& f : kCallPasses) c.*f.member = passFrom(r, r.at(j, f.key, where), where + f.key + ".");
   return c;
 }
 

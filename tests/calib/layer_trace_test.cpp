@@ -9,23 +9,16 @@
 #include <fstream>
 #include <string>
 
+#include "common/scratch_file.hpp"
 #include "core/error.hpp"
 
 namespace paraxis::calib {
 namespace {
 
 // A trace file in the test's scratch folder, removed at the end.
-class TraceFile {
+class TraceFile : public testing_support::ScratchFile {
  public:
-  explicit TraceFile(const std::string& text)
-      : path_(testing::TempDir() + "trace." + std::to_string(getpid()) + ".json") {
-    std::ofstream(path_) << text;
-  }
-  ~TraceFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  explicit TraceFile(const std::string& text) : ScratchFile(text, "trace") {}
 };
 
 nlohmann::json complete(int pid, int tid, const char* category, const std::string& name, double ts,

@@ -1,30 +1,14 @@
 #include "calib/saved_timings.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
 #include <string>
 
+#include "common/scratch_file.hpp"
 #include "core/error.hpp"
 
 namespace paraxis::calib {
 namespace {
-
-// A file in the test's scratch folder, removed at the end.
-class ScratchFile {
- public:
-  explicit ScratchFile(const std::string& text)
-      : path_(testing::TempDir() + "calls." + std::to_string(getpid()) + ".json") {
-    std::ofstream(path_) << text;
-  }
-  ~ScratchFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Every field a distinct value, so that a field read into another's place shows.
 TimedCall convolutionCall() {
@@ -59,7 +43,7 @@ TEST(SavedTimings, ReadBackAsWritten) {
   t.stream = {{4.0 * (1 << 20), 8.7e10}, {256.0 * (1 << 20), 1.7e10}};
   t.probeBefore = 4.2e-3, t.probeAfter = 4.6e-3, t.probeAtOnce = 4.9e-3, t.probeAlone = 4.1e-3;
   t.ranksPerNode = 2, t.gpu = false;
-  const ScratchFile file(savedTimingsJson(t).dump(1));
+  const testing_support::ScratchFile file(savedTimingsJson(t).dump(1), "calls");
   const SavedTimings r = readSavedTimings(file.path());
   ASSERT_EQ(r.timed.size(), 2U);
   EXPECT_EQ(r.timed[1].first, "lenet x4");
@@ -96,7 +80,7 @@ TEST(SavedTimings, ReadBackAsWritten) {
 
 // The message a file's content earns, or "" when it reads.
 std::string refusal(const std::string& text) {
-  const ScratchFile file(text);
+  const testing_support::ScratchFile file(text, "calls");
   try {
     readSavedTimings(file.path());
   } catch (const ConfigError& e) {
