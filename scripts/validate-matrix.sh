@@ -111,8 +111,9 @@ else
   data_grid=data=2
 fi
 
-# quick_calibration NAME: calibrate --quick from the given cluster into $work/NAME.yaml (kept
-# from an earlier run with --keep).
+# quick_calibration NAME: calibrate --quick from the given cluster into $work/NAME.yaml, its layer
+# timings beside it as NAME.calls.json (`bench compute --from-calls` fits them again: a change to
+# the fit held to this sitting's runs on the same timings), kept from an earlier run with --keep.
 given_cluster=$cluster
 quick_calibration() {
   if [ -n "$keep" ] && [ -s "$work/$1.yaml" ]; then
@@ -121,7 +122,7 @@ quick_calibration() {
   fi
   local start=$(date +%s)
   launch calibrate --quick --quick-models "$quick_models" --cluster "$given_cluster" --out "$work/$1.yaml" \
-    >"$work/$1.log" 2>&1 ||
+    --save-calls "$work/$1.calls.json" >"$work/$1.log" 2>&1 ||
     { echo "validate-matrix.sh: calibrate --quick ($1) failed: $(tail -1 "$work/$1.log")" >&2; exit 1; }
   echo "  calibrate --quick ($1): $(( $(date +%s) - start )) s" >&2
 }
