@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "calib/json_file.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
 namespace paraxis::calib {
@@ -147,6 +148,10 @@ nlohmann::json savedTimingsJson(const SavedTimings& t) {
           {"probe_alone_s", t.probeAlone},
           {"ranks_per_node", t.ranksPerNode},
           {"gpu", t.gpu}};
+}
+
+void writeSavedTimings(const std::string& path, const SavedTimings& timings, const std::string& option) {
+  writeFileAtomically(path, savedTimingsJson(timings).dump(1) + "\n", option);
 }
 
 SavedTimings readSavedTimings(const std::string& path) {

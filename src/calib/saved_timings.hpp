@@ -28,6 +28,8 @@ struct SavedTimings {
 };
 
 nlohmann::json savedTimingsJson(const SavedTimings& timings);
+// Writes savedTimingsJson to `path` atomically; `option` names it in an error (--save-calls).
+void writeSavedTimings(const std::string& path, const SavedTimings& timings, const std::string& option);
 // Reads what savedTimingsJson wrote; a file that does not hold it throws ConfigError naming
 // `path` and the key.
 SavedTimings readSavedTimings(const std::string& path);

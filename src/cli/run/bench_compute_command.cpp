@@ -244,9 +244,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
           ? measureDevice(o, models, cluster.device, peak, comm, cluster.ranksOnANode(comm.size()), deadline, out)
           : fitTimings(calib::readSavedTimings(o.fromCalls), cluster.device, peak, o.dtype);
   if (comm.rank() != 0) return;
-  if (!o.saveCalls.empty()) {
-    writeFileAtomically(o.saveCalls, calib::savedTimingsJson(m.timings).dump(1) + "\n", "--save-calls");
-  }
+  if (!o.saveCalls.empty()) calib::writeSavedTimings(o.saveCalls, m.timings, "--save-calls");
   if (!o.out.empty()) writeFittedCluster(o, cluster, m.fitted, comm.size());
   const std::vector<ModelTimes> rows = compareModels(m.timings.timed, cluster.device, m.fitted, o.dtype);
   if (o.json) {

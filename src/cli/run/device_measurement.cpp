@@ -301,14 +301,15 @@ std::string speedProbeText(const hw::Device& device) {
 }
 
 std::string speedDriftText(const DeviceMeasurement& m) {
-  const double faster = std::min(m.timings.probeBefore, m.timings.probeAfter);
-  if (faster <= 0 || std::max(m.timings.probeBefore, m.timings.probeAfter) / faster - 1 <= kSpeedDrift) return "";
+  const double before = m.timings.probeBefore, after = m.timings.probeAfter;
+  const double apart = std::min(before, after) > 0 ? std::max(before, after) / std::min(before, after) - 1 : 0;
+  if (apart <= kSpeedDrift) return "";
   // Two calibrate --quick sittings 30 s apart on this project's 2-core VM read its memory at 30
   // and 46 GB/s and put the same 20 training runs at 7.2 and 13.6 % mean error.
   return fmt::format("note: the speed probe took {:.2f} ms before the layers were timed and {:.2f} ms after ({:.0f} % "
                      "apart): the machine's speed moved meanwhile, and figures measured now may not hold minutes "
                      "later (calibrate again on a quiet machine; validate --at-run-speed shows what the drift costs)",
-                     m.timings.probeBefore * 1e3, m.timings.probeAfter * 1e3, (std::max(m.timings.probeBefore, m.timings.probeAfter) / faster - 1) * 100);
+                     before * 1e3, after * 1e3, apart * 100);
 }
 
 namespace {

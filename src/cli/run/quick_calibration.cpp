@@ -497,9 +497,7 @@ void runQuickCalibration(const QuickCalibration& o, const CLI::App& command, Con
     hw::loadClusterText(yaml, o.out);  // what is written must load
     writeFileAtomically(o.out, yaml, "--out");
   }
-  if (!o.saveCalls.empty()) {
-    writeFileAtomically(o.saveCalls, calib::savedTimingsJson(r.device.timings).dump(1) + "\n", "--save-calls");
-  }
+  if (!o.saveCalls.empty()) calib::writeSavedTimings(o.saveCalls, r.device.timings, "--save-calls");
   if (o.json) return printJson(quickJson(r, o.out), context);
   printQuick(r, r.before, context.out);
   if (!o.out.empty()) context.out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
