@@ -67,8 +67,10 @@ struct ComputeBound {
   double weightFlops = 0;  // the weight pass's share of `flops`
   // The FLOPs at the rate the curve gives: each pass's over its shape's share of it (`rows`).
   double atCurveRate(const TimedCall& c, const hw::KernelCurves& rows) const {
-    return (flops - weightFlops) / rows.shapeShare(c.rows, c.native, c.depth, false, c.resident) +
-           (weightFlops > 0 ? weightFlops / rows.shapeShare(c.rows, c.native, c.depth, true, c.resident) : 0);
+    return (flops - weightFlops) / rows.shapeShare(c.rows, c.native, c.depth, false, c.resident, c.strided) +
+           (weightFlops > 0
+                ? weightFlops / rows.shapeShare(c.rows, c.native, c.depth, true, c.resident, c.strided)
+                : 0);
   }
 };
 
@@ -98,7 +100,7 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   Curves out;
   for (const TimedCall& c : calls) {
     if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
-    const double share = rows.shapeShare(c.rows, c.native, c.depth, false, c.resident);
+    const double share = rows.shapeShare(c.rows, c.native, c.depth, false, c.resident, c.strided);
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
       w.amount += c.flops / share;
@@ -134,7 +136,8 @@ double kernelError(const std::vector<TimedCall>& calls, double peak, double call
   for (const TimedCall& c : calls) {
     if (!c.matrix || c.kernel != kernel) continue;
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
-      add(c.flops, c.flops / rows.shapeShare(c.rows, c.native, c.depth, false, c.resident), busy, false);
+      add(c.flops, c.flops / rows.shapeShare(c.rows, c.native, c.depth, false, c.resident, c.strided), busy,
+          false);
     }
     if (const ComputeBound b = backwardBusy(c, callOverhead, bandwidth, traffic); b.seconds > 0) {
       add(b.flops / b.passes, b.atCurveRate(c, rows) / b.passes, b.seconds / b.passes, true);
@@ -193,7 +196,8 @@ struct KernelSearch {
                          .residentRowsShare = held.residentRowsShare,
                          .halfRateDepth = depth,
                          .narrowWeightDepth = held.narrowWeightDepth,
-                         .narrowWeightShare = held.narrowWeightShare})) {
+                         .narrowWeightShare = held.narrowWeightShare,
+                         .stridedShare = held.stridedShare})) {
             return false;
           }
         }
@@ -209,6 +213,33 @@ constexpr double kNarrowWeightDepths[] = {16, 32, 64, 128, 256, 512, 1024};
 constexpr double kNarrowWeightShares[] = {0.8, 0.67, 0.5, 0.4, 0.33, 0.25};
 // The squared log error they must bring the kernel's below, as a share of it without them.
 constexpr double kNarrowGain = 0.9;
+
+// The candidate shares of the rate a strided call reaches: 1/1.25 to 1/2.5.
+constexpr double kStridedShares[] = {0.8, 0.67, 0.5, 0.4};
+
+// The share of the rate the kernel's strided oneDNN calls reach, searched with the rest held
+// and then the rows and depths again beside it (the strided calls' slowness had pulled them),
+// kept only by a clear gain, as the narrow filters are.
+void fitStridedShare(KernelSearch& search, const std::vector<double>& oneSampleCandidates) {
+  const bool anyStrided = std::any_of(search.calls.begin(), search.calls.end(), [&](const TimedCall& c) {
+    return c.matrix && c.kernel == search.kernel && c.strided && !c.native;
+  });
+  if (!anyStrided) return;
+  const hw::KernelCurves held = search.out;
+  const double heldError = search.best;
+  for (const double share : kStridedShares) {
+    hw::KernelCurves shape = held;
+    shape.stridedShare = share;
+    search.tryShape(shape);
+  }
+  if (search.out.stridedShare == 1) return;
+  const hw::KernelCurves strided = search.out;
+  search.tryRowsAndDepths(strided, oneSampleCandidates);
+  if (search.best > kNarrowGain * heldError) {
+    search.out = held;
+    search.best = heldError;
+  }
+}
 
 // A kernel's own curves, the rows at which it runs at half their rate, for batches and, where it
 // has one-sample calls, for those, the reduction depth at which it does and the narrow filters
@@ -245,7 +276,11 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
     search.tryRowsAndDepths(narrow, oneSampleCandidates);
   }
   // Two more parameters earn their place only by a clear gain, not by fitting noise.
-  if (search.best > kNarrowGain * heldError) out = held;
+  if (search.best > kNarrowGain * heldError) {
+    out = held;
+    search.best = heldError;
+  }
+  fitStridedShare(search, oneSampleCandidates);
 }
 
 // The fastest rate a compute-bound matrix call's forward reached: the curves are fractions of a
@@ -516,8 +551,10 @@ std::vector<std::string> trafficCountsAtTheirLimit(const hw::Device& device) {
 }
 
 cost::PassWork TimedCall::forwardPass(const hw::Device& device) const {
-  return {flops,  bytes, rows, samples, device.forwardWeightBytes(accumulatedWeights, native) + columnTraffic(device),
-          native, depth, false,   resident};
+  cost::PassWork w{flops, bytes, rows, samples};
+  w.serialBytes = device.forwardWeightBytes(accumulatedWeights, native) + columnTraffic(device);
+  w.native = native, w.depth = depth, w.resident = resident, w.strided = strided;
+  return w;
 }
 
 double TimedCall::backwardSecondsOn(const hw::Device& device, double peak) const {

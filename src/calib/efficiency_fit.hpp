@@ -20,6 +20,7 @@ struct TimedCall {
   double depth = 0;    // its reduction depth (cost::reductionDepth of the local share; 0: unknown)
   double samples = 0;  // the call's samples; 0: unknown
   bool native = false; // LibTorch ran it with its own kernel (cost::runsNativeKernel)
+  bool strided = false;  // a convolution over a stride above 1 (hw::KernelCurves::stridedShare)
   // Its backward passes (the gradients of data and of weights), when they were timed: each
   // pass's work, the weight pass's bytes moving the weights once, and their seconds together.
   cost::PassWork backwardData, backwardWeight;

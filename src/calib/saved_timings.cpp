@@ -12,7 +12,8 @@
 namespace paraxis::calib {
 namespace {
 
-constexpr int kVersion = 1;
+// 2: each call says whether it is strided (version 1's calls read as unstrided).
+constexpr int kVersion = 2;
 
 // Each saved figure's key and member, one table for writing and reading.
 template <typename T, typename V>
@@ -40,8 +41,8 @@ constexpr Field<TimedCall, double> kCallNumbers[] = {{"flops", &TimedCall::flops
                                                      {"accumulated_weights", &TimedCall::accumulatedWeights},
                                                      {"column_bytes", &TimedCall::columnBytes},
                                                      {"working_set", &TimedCall::workingSet}};
-constexpr Field<TimedCall, bool> kCallFlags[] = {{"matrix", &TimedCall::matrix},
-                                                 {"native", &TimedCall::native}};
+constexpr Field<TimedCall, bool> kCallFlags[] = {
+    {"matrix", &TimedCall::matrix}, {"native", &TimedCall::native}, {"strided", &TimedCall::strided}};
 constexpr Field<TimedCall, cost::PassWork> kCallPasses[] = {{"backward_data", &TimedCall::backwardData},
                                                             {"backward_weight", &TimedCall::backwardWeight}};
 
@@ -115,7 +116,7 @@ cost::PassWork passFrom(const Reader& r, const nlohmann::json& j, const std::str
   return w;
 }
 
-TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& where) {
+TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& where, int version) {
   TimedCall c;
   const nlohmann::json& layer = r.at(j, "layer", where);
   if (!layer.is_string()) throw r.fail(where + "layer", "expected a name");
@@ -123,8 +124,13 @@ TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& 
   c.kernel = r.index(j, "kernel", where, hw::kKernels);
   c.memoryKind = r.index(j, "memory_kind", where, hw::kMemoryKinds);
   for (const auto& f : kCallNumbers) c.*f.member = r.number(j, f.key, where);
-  for (const auto& f : kCallFlags) c.*f.member = r.flag(j, f.key, where);
-  for (const auto& f : kCallPasses) c.*f.member = passFrom(r, r.at(j, f.key, where), where + f.key + ".");
+  for (const auto& f : kCallFlags) {
+    if (version > 1 || f.member != &TimedCall::strided) c.*f.member = r.flag(j, f.key, where);
+  }
+  for (const auto& f : kCallPasses) {
+    c.*f.member = passFrom(r, r.at(j, f.key, where), where + f.key + ".");
+    (c.*f.member).strided = c.strided;  // one flag a call, its passes' too
+  }
   return c;
 }
 
@@ -159,7 +165,8 @@ SavedTimings readSavedTimings(const std::string& path) {
   if (!file) throw NotFoundError(fmt::format("{}: cannot read the saved timings", path));
   const nlohmann::json d = parseJsonFile(file, path);
   const Reader r(path);
-  if (r.number(d, "version", "") != kVersion) throw r.fail("version", fmt::format("expected {}", kVersion));
+  const double version = r.number(d, "version", "");
+  if (version != 1 && version != kVersion) throw r.fail("version", fmt::format("expected 1 or {}", kVersion));
   SavedTimings t;
   const nlohmann::json& models = r.array(d, "models", "");
   for (std::size_t m = 0; m < models.size(); ++m) {
@@ -169,7 +176,7 @@ SavedTimings readSavedTimings(const std::string& path) {
     std::vector<TimedCall> calls;
     const nlohmann::json& list = r.array(models[m], "calls", where);
     for (std::size_t c = 0; c < list.size(); ++c)
-      calls.push_back(callFrom(r, list[c], fmt::format("{}calls[{}].", where, c)));
+      calls.push_back(callFrom(r, list[c], fmt::format("{}calls[{}].", where, c), static_cast<int>(version)));
     t.timed.emplace_back(name.get<std::string>(), std::move(calls));
   }
   if (t.timed.empty()) throw r.fail("models", "holds no model");

@@ -92,6 +92,12 @@ double columnElements(const NativeKernelRule& rule, double forwardFlops, const L
   return rule.columnsPerFlop * forwardFlops * s.samples * s.spatial * (rule.transposed ? s.outputChannels : s.inputChannels);
 }
 
+bool isStrided(const graph::Layer& layer) {
+  if (layer.kind != graph::LayerKind::kConv && layer.kind != graph::LayerKind::kDeconv) return false;
+  const auto& stride = layer.as<graph::ConvAttrs>().stride;
+  return std::any_of(stride.begin(), stride.end(), [](std::int64_t s) { return s > 1; });
+}
+
 int memoryKindOf(const graph::Layer& layer) {
   using graph::LayerKind;
   switch (layer.kind) {
@@ -147,9 +153,11 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
                       s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
   const double depth = reductionDepth(layer) * s.inputChannels;
   const double curveShare = curveFlopShare(s, weighted, device);
+  const bool strided = isStrided(layer);
   for (PassWork* pass : {&w.forward, &w.backwardData, &w.backwardWeight}) {
     pass->depth = depth;
     pass->resident = s.weightsResident;
+    pass->strided = strided;
     if (curveShare != flopShare && flopShare > 0) pass->curveFlops = pass->flops * (curveShare / flopShare);
   }
   w.backwardWeight.weightGradient = true;
@@ -174,8 +182,8 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency = work.flops > 0 && memoryKind < 0
                                 ? device.efficiencyOf(kernel, backward, std::log(work.curveKey())) *
-                                      device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient,
-                                                         work.resident)
+                                      device.shapeFactor(kernel, work.rows, work.native, work.depth,
+                                                         work.weightGradient, work.resident, work.strided)
                                 : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
@@ -201,8 +209,8 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double shape =
-        device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth, pass.weightGradient, pass.resident);
+    const double shape = device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth,
+                                            pass.weightGradient, pass.resident, pass.strided);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * shape) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * shape;
@@ -251,6 +259,7 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
       p.outputChannels = static_cast<double>(layer.output.channels);
     }
     p.native = nativeKernelRule(layer, input.output);
+    p.strided = isStrided(layer);
   }
   return out;
 }
@@ -314,7 +323,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double floorSeconds = rates.floorSecondsPerFlop;
   const bool native = p.kernel >= 0 && runsNativeKernel(p.native, s);
   const double rows = p.positions * s.samples * s.spatial, depth = p.depth * s.inputChannels;
-  const double shapeFactor = p.weighted ? device.shapeFactor(p.kernel, rows, native, depth, false, s.weightsResident) : 1;
+  const double shapeFactor =
+      p.weighted ? device.shapeFactor(p.kernel, rows, native, depth, false, s.weightsResident, p.strided) : 1;
   const double weightShapeFactor =
       p.weighted && p.kernel >= 0 ? shapeFactor * device.kernels[p.kernel].weightShare(native, depth) : shapeFactor;
   double forwardEfficiency = -1;

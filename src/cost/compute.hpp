@@ -50,6 +50,7 @@ struct PassWork {
   // The FLOPs its efficiency curve is read at (curveFlopShare of the layer's per sample). 0: `flops`.
   double curveFlops = 0;
   double curveKey() const { return curveFlops > 0 ? curveFlops : flops; }
+  bool strided = false;  // a convolution over a stride above 1 (hw::KernelCurves::stridedShare)
 };
 
 // Which kernel LibTorch runs a matrix layer with, by its CPU build's dispatch (1.13,
@@ -98,6 +99,9 @@ int kernelOf(const graph::Layer& layer);
 double reductionDepth(const graph::Layer& layer);
 // The hw::MemoryKind of a layer that is no matrix product (as an index), or -1.
 int memoryKindOf(const graph::Layer& layer);
+
+// Whether `layer` is a convolution over a stride above 1 in some dimension.
+bool isStrided(const graph::Layer& layer);
 
 // The share of a layer's one-sample FLOPs its efficiency curve is read at: its call's share
 // (samples x positions x the channel split's), or, for a weighted layer on a device that keeps
@@ -157,6 +161,7 @@ struct LayerProfile {
   int kernel = -1;              // kernelOf(layer)
   int memoryKind = -1;          // memoryKindOf(layer)
   bool view = false;            // input, flatten: no kernels
+  bool strided = false;         // isStrided(layer)
   NativeKernelRule native;
 };
 

@@ -204,6 +204,8 @@ void validateDevice(const Device& device, const Checker& c) {
              fmt::format("device.kernels.{}.narrow_weight_depth", kKernelKeys[k]));
     c.within(device.kernels[k].narrowWeightShare, 1e-3, 1,
              fmt::format("device.kernels.{}.narrow_weight_share", kKernelKeys[k]));
+    c.within(device.kernels[k].stridedShare, 1e-3, 1,
+             fmt::format("device.kernels.{}.strided_share", kKernelKeys[k]));
     if (device.kernels[k].oneSampleHalfRateRows != -1) {  // -1: not given, as half_rate_rows
       c.within(device.kernels[k].oneSampleHalfRateRows, 0, 1e9,
                fmt::format("device.kernels.{}.one_sample_half_rate_rows", kKernelKeys[k]));

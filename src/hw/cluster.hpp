@@ -111,12 +111,22 @@ struct KernelCurves {
   }
   // Whether a weight pass's shape share can differ from the other passes'.
   bool weightPassDiffers() const { return narrowWeightDepth > 0 && narrowWeightShare != 1; }
+  // The share of the rate a call over a stride above 1 reaches against an unstrided one of the
+  // same shape, oneDNN's calls only: its kernels gather their input at the stride (this
+  // project's VMs, one thread, batch 4: ResNet-18's 128->256 3x3 convolution at stride 2, 4x4
+  // outputs, took 397 us forward where small-cnn's unstrided one of the same FLOPs, rows, depth
+  // and weights took 255 us; over all conv2d calls strided ones ran 1.4x forward and 1.6x
+  // backward what unstrided ones of their work did). 1: no such effect.
+  double stridedShare = 1;
+  double strideShare(bool native, bool strided) const { return strided && !native ? stridedShare : 1; }
   // The share of the curve's rate a call over `rows`, native or not, summing `depth` terms per
   // output reaches (a weight pass: with `depth` weights per filter; `resident`: the share of
-  // its weights in the cache): rowsShare of each at its half rate (an unknown 0 costs nothing).
-  double shapeShare(double rows, bool native, double depth, bool weightPass = false, double resident = 0) const {
+  // its weights in the cache; `strided`: over a stride above 1): rowsShare of each at its half
+  // rate (an unknown 0 costs nothing).
+  double shapeShare(double rows, bool native, double depth, bool weightPass = false, double resident = 0,
+                    bool strided = false) const {
     return rowsShare(rows, halfRateRowsAt(native, resident)) * rowsShare(depth, halfRateDepth) *
-           (weightPass ? weightShare(native, depth) : 1);
+           (weightPass ? weightShare(native, depth) : 1) * strideShare(native, strided);
   }
 };
 
@@ -245,8 +255,8 @@ struct Device {
   // The share of its curve's rate a call of `kernel` reaches for its shape (KernelCurves::shapeShare;
   // native: cost::runsNativeKernel); 1 for no matrix kernel.
   double shapeFactor(int kernel, double rows, bool native, double depth, bool weightPass = false,
-                     double resident = 0) const {
-    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth, weightPass, resident) : 1;
+                     double resident = 0, bool strided = false) const {
+    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth, weightPass, resident, strided) : 1;
   }
   // Bytes of the last-level cache one rank keeps with its node's ranks computing at once
   // (calibrate --quick and bench compute: a stream's rate over growing buffers, every rank at

@@ -82,15 +82,16 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     for (int k = 0; k < kKernels; ++k) {
       const auto kernel = kernels->find(kKernelKeys[k]);
       if (!kernel) continue;
-      kernel->requireKeys(
-          {"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows", "half_rate_depth",
-           "narrow_weight_depth", "narrow_weight_share", "resident_rows_share"});
+      kernel->requireKeys({"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows",
+                           "half_rate_depth", "narrow_weight_depth", "narrow_weight_share",
+                           "resident_rows_share", "strided_share"});
       d.kernels[k].halfRateRows = kernel->number("half_rate_rows", 0.0);
       d.kernels[k].halfRateDepth = kernel->number("half_rate_depth", 0.0);
       d.kernels[k].narrowWeightDepth = kernel->number("narrow_weight_depth", 0.0);
       d.kernels[k].narrowWeightShare = kernel->number("narrow_weight_share", 1.0);
       d.kernels[k].oneSampleHalfRateRows = kernel->number("one_sample_half_rate_rows", -1.0);
       d.kernels[k].residentRowsShare = kernel->number("resident_rows_share", 1.0);
+      d.kernels[k].stridedShare = kernel->number("strided_share", 1.0);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
     }
@@ -267,7 +268,7 @@ std::string kernelsYaml(const Device& d) {
     const KernelCurves& curves = d.kernels[k];
     if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
         curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers() &&
-        curves.residentRowsShare == 1) {
+        curves.residentRowsShare == 1 && curves.stridedShare == 1) {
       continue;
     }
     if (y.empty()) y += "  kernels:\n";
@@ -286,6 +287,7 @@ std::string kernelsYaml(const Device& d) {
       y += fmt::format("      narrow_weight_depth: {:.6g}\n", curves.narrowWeightDepth);
       y += fmt::format("      narrow_weight_share: {:.6g}\n", curves.narrowWeightShare);
     }
+    if (curves.stridedShare != 1) y += fmt::format("      strided_share: {:.6g}\n", curves.stridedShare);
   }
   return y;
 }

@@ -286,6 +286,40 @@ TEST(EfficiencyFit, FindsTheNarrowFiltersOfASlowWeightPass) {
   EXPECT_FALSE(fitDevice(timedOn(plain), 1e11, 0).kernels[conv].weightPassDiffers());
 }
 
+// Convolutions of every shape timed at stride 1 and 2 on a device whose strided calls run at half
+// the rate: the fit finds the share, and from unstrided calls alone (or on a device without the
+// effect) keeps none.
+TEST(EfficiencyFit, FindsTheShareAStridedConvolutionReaches) {
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  auto timedOn = [&](const hw::Device& d, bool anyStrided) {
+    std::vector<TimedCall> calls;
+    for (double flops = 2e6; flops < 5e9; flops *= 3) {
+      for (const double depth : {108.0, 432.0, 1728.0}) {
+        for (const bool strided : {false, true}) {
+          if (strided && !anyStrided) continue;
+          cost::PassWork forward{flops, 1};
+          forward.depth = depth;
+          forward.strided = strided;
+          TimedCall c{flops, 1, true, passSeconds(d, 1e11, forward, false, conv), conv};
+          c.depth = depth;
+          c.strided = strided;
+          c.backwardData = forward;
+          c.backwardSeconds = passSeconds(d, 1e11, forward, true, conv);
+          calls.push_back(c);
+        }
+      }
+    }
+    return calls;
+  };
+  const hw::Device truth = computeBoundConvolutions(0.6, {.halfRateDepth = 64, .stridedShare = 0.5});
+  const hw::KernelCurves fitted = fitDevice(timedOn(truth, true), 1e11, 0).kernels[conv];
+  EXPECT_DOUBLE_EQ(fitted.stridedShare, 0.5);
+  EXPECT_EQ(fitted.halfRateDepth, 64);
+  EXPECT_EQ(fitDevice(timedOn(truth, false), 1e11, 0).kernels[conv].stridedShare, 1);
+  const hw::Device plain = computeBoundConvolutions(0.6, {.halfRateDepth = 64});
+  EXPECT_EQ(fitDevice(timedOn(plain, true), 1e11, 0).kernels[conv].stridedShare, 1);
+}
+
 // Each memory kind's fraction of the element-wise calls' bandwidth, forward and backward apart.
 TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   hw::Device truth;

@@ -19,6 +19,7 @@ TimedCall convolutionCall() {
   c.backwardData = {7.5e7, 4.7e5, 1024, 4, 11, false, 288, false, 0.25, 3.1e6};
   c.backwardWeight = {7.4e7, 4.8e5, 1023, 4, 12, true, 287, true, 0.5, 3.2e6};
   c.backwardSeconds = 3.59e-4, c.accumulatedWeights = 73728, c.columnBytes = 13, c.workingSet = 2.5e7;
+  c.strided = c.backwardData.strided = c.backwardWeight.strided = true;
   return c;
 }
 
@@ -33,6 +34,7 @@ void expectSamePass(const cost::PassWork& a, const cost::PassWork& b) {
   EXPECT_EQ(a.weightGradient, b.weightGradient);
   EXPECT_EQ(a.resident, b.resident);
   EXPECT_EQ(a.curveFlops, b.curveFlops);
+  EXPECT_EQ(a.strided, b.strided);
 }
 
 TEST(SavedTimings, ReadBackAsWritten) {
@@ -61,6 +63,7 @@ TEST(SavedTimings, ReadBackAsWritten) {
   EXPECT_EQ(c.depth, want.depth);
   EXPECT_EQ(c.samples, want.samples);
   EXPECT_EQ(c.native, want.native);
+  EXPECT_EQ(c.strided, want.strided);
   expectSamePass(c.backwardData, want.backwardData);
   expectSamePass(c.backwardWeight, want.backwardWeight);
   EXPECT_EQ(c.backwardSeconds, want.backwardSeconds);
@@ -76,6 +79,21 @@ TEST(SavedTimings, ReadBackAsWritten) {
   EXPECT_EQ(r.probeAlone, 4.1e-3);
   EXPECT_EQ(r.ranksPerNode, 2);
   EXPECT_FALSE(r.gpu);
+}
+
+// A file of version 1, written before calls said whether they were strided, reads them as not.
+TEST(SavedTimings, VersionOneReadsAsUnstrided) {
+  SavedTimings t;
+  t.timed = {{"resnet18@64 x4", {convolutionCall()}}};
+  nlohmann::json old = savedTimingsJson(t);
+  old["version"] = 1;
+  old["models"][0]["calls"][0].erase("strided");
+  const testing_support::ScratchFile file(old.dump(), "calls");
+  const TimedCall c = readSavedTimings(file.path()).timed[0].second[0];
+  EXPECT_FALSE(c.strided);
+  EXPECT_FALSE(c.backwardData.strided);
+  EXPECT_FALSE(c.backwardWeight.strided);
+  EXPECT_EQ(c.flops, convolutionCall().flops);
 }
 
 // The message a file's content earns, or "" when it reads.
@@ -110,8 +128,11 @@ TEST(SavedTimings, BadFilesAreRefusedNamingTheKey) {
   none["models"] = nlohmann::json::array();
   EXPECT_NE(refusal(none.dump()).find("'models' holds no model"), std::string::npos);
   nlohmann::json version = good;
-  version["version"] = 2;
-  EXPECT_NE(refusal(version.dump()).find("'version' expected 1"), std::string::npos);
+  version["version"] = 3;
+  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 or 2"), std::string::npos);
+  nlohmann::json unflagged = good;
+  unflagged["models"][0]["calls"][0].erase("strided");
+  EXPECT_NE(refusal(unflagged.dump()).find("'models[0].calls[0].strided' is missing"), std::string::npos);
   EXPECT_NE(refusal("[1, 2").find("not JSON"), std::string::npos);
   EXPECT_THROW(readSavedTimings("/nonexistent/calls.json"), NotFoundError);
 }

@@ -101,11 +101,39 @@ TEST(Compute, PreparedProfileEqualsReferenceWithKernelCurves) {
   c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].narrowWeightShare = 0.5;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].narrowWeightDepth = 128;
   c.device.kernels[static_cast<int>(hw::Kernel::kFullyConnected)].narrowWeightShare = 0.25;
+  c.device.kernels[static_cast<int>(hw::Kernel::kConv2d)].stridedShare = 0.7;  // ResNet-50's stride-2 layers
   c.device.weightGradientTraffic = {3, 1.5, 2};
   c.device.forwardWeightTraffic = 4;
   c.device.nativeColumnTraffic = 5;
   c.device.prepare();
   expectPreparedEqualsReference(c);
+}
+
+// A convolution over a stride of 2 runs at the kernel's strided share of the rate of an
+// unstrided one of the same shape; its unstrided twin and a native call pay nothing.
+TEST(Compute, AStridedConvolutionRunsAtItsShare) {
+  graph::ModelBuilder b("t", graph::TensorShape{64, {16, 16}});
+  const int plain = b.conv("plain", 0, {.filters = 64, .kernel = {3}, .padding = {1}, .bias = false});
+  const int strided =
+      b.conv("strided", 0, {.filters = 64, .kernel = {3}, .stride = {2}, .padding = {1}, .bias = false});
+  const graph::Model m = std::move(b).build();
+  EXPECT_FALSE(isStrided(m.layer(plain)));
+  EXPECT_TRUE(isStrided(m.layer(strided)));
+  EXPECT_FALSE(isStrided(m.layer(0)));
+  hw::Device d{.memoryBandwidth = 1e15, .efficiency = {{1e3, 0.5}, {1e12, 0.5}}};
+  d.kernels[static_cast<int>(hw::Kernel::kConv2d)].stridedShare = 0.5;
+  d.prepare();
+  const LayerWork work = layerWork(m.layer(strided), 64 * 256, {.samples = 8}, 4, d);
+  EXPECT_TRUE(work.forward.strided && work.backwardData.strided && work.backwardWeight.strided);
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  PassWork unstrided = work.forward;
+  unstrided.strided = false;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, work.forward, false, conv),
+                   2 * passSeconds(d, 1e12, unstrided, false, conv));
+  PassWork native = work.forward;
+  native.native = true;
+  unstrided.native = true;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e12, native, false, conv), passSeconds(d, 1e12, unstrided, false, conv));
 }
 
 // A 3x3 512->512 convolution over 2x2 maps (9 MiB of weights, as ResNet-18's last ones at

@@ -317,6 +317,26 @@ TEST(ClusterYaml, CacheShareAndResidentRowsRoundTripAndAreChecked) {
           "bad.yaml: device.kernels.conv2d.resident_rows_share: expected a value in [0, 1], found 1.5");
 }
 
+// A kernel's strided share: read, written, checked, and paid by oneDNN's strided calls alone.
+TEST(ClusterYaml, StridedShareRoundTripsAndIsChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  EXPECT_EQ(base.find("strided_share"), std::string::npos);  // presets: none
+  const Cluster c = loadClusterText(
+      withDeviceEntry(base, "  kernels:\n    conv2d:\n      strided_share: 0.6\n"), "strided");
+  const KernelCurves& conv = c.device.kernels[static_cast<int>(Kernel::kConv2d)];
+  EXPECT_DOUBLE_EQ(conv.stridedShare, 0.6);
+  EXPECT_DOUBLE_EQ(
+      loadClusterText(clusterYaml(c), "again").device.kernels[static_cast<int>(Kernel::kConv2d)].stridedShare,
+      0.6);
+  EXPECT_DOUBLE_EQ(conv.shapeShare(1e4, false, 0, false, 0, true), 0.6);
+  EXPECT_DOUBLE_EQ(conv.shapeShare(1e4, false, 0, false, 0, false), 1);
+  EXPECT_DOUBLE_EQ(conv.shapeShare(1e4, true, 0, false, 0, true), 1);  // LibTorch's own kernel: not oneDNN's
+  EXPECT_DOUBLE_EQ(c.device.shapeFactor(static_cast<int>(Kernel::kConv2d), 1e4, false, 0, false, 0, true),
+                   0.6);
+  expectRefused(withDeviceEntry(base, "  kernels:\n    conv2d:\n      strided_share: 0\n"), "bad.yaml",
+                "bad.yaml: device.kernels.conv2d.strided_share: expected a value in [0.001, 1], found 0");
+}
+
 TEST(ClusterYaml, CoreSharingRoundTripsAndIsChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   EXPECT_EQ(base.find("sharing"), std::string::npos);  // presets: a device per rank

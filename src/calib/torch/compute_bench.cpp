@@ -255,6 +255,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     call.depth = work.forward.depth;
     call.samples = static_cast<double>(batch);
     call.native = work.forward.native;
+    call.strided = work.forward.strided;
     call.columnBytes = work.columnBytes;
     calls.push_back(call);
   }

@@ -177,7 +177,8 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                                    {"half_rate_depth", c.halfRateDepth},
                                    {"narrow_weight_depth", c.narrowWeightDepth},
                                    {"narrow_weight_share", c.narrowWeightShare},
-                                   {"resident_rows_share", c.residentRowsShare}};
+                                   {"resident_rows_share", c.residentRowsShare},
+                                   {"strided_share", c.stridedShare}};
   }
   auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
     nlohmann::json out = nlohmann::json::array();

@@ -245,7 +245,7 @@ std::string halfRateRowsText(const hw::Device& device) {
   for (int k = 0; k < hw::kKernels; ++k) {
     const hw::KernelCurves& c = device.kernels[k];
     const bool anyShape = c.halfRateRows > 0 || c.oneSampleHalfRateRows > 0 || c.halfRateDepth > 0 ||
-                          c.weightPassDiffers() || c.residentRowsShare < 1;
+                          c.weightPassDiffers() || c.residentRowsShare < 1 || c.stridedShare < 1;
     if (!anyShape) continue;
     text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
@@ -255,6 +255,7 @@ std::string halfRateRowsText(const hw::Device& device) {
       text += fmt::format(", weight pass at {:.0f} % under {:g} weights a filter", c.narrowWeightShare * 100,
                           c.narrowWeightDepth);
     }
+    if (c.stridedShare < 1) text += fmt::format(", strided calls at {:.0f} %", c.stridedShare * 100);
   }
   return text;
 }
