@@ -8,6 +8,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
+#include "cli/kernel_shapes.hpp"
 #include "core/table.hpp"
 #include "core/units.hpp"
 #include "hw/presets.hpp"
@@ -62,7 +63,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
             {"native_column_traffic", c.device.nativeColumnTraffic},
             {"speed_probe_s", c.device.speedProbe},
             {"cache_share_bytes", c.device.cacheShare},
-            {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}}}},
+            {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}},
+            {"kernels", kernelShapesJson(c.device)}}},
           {"devices_per_node", c.devicesPerNode},
           {"nodes", c.nodes},
           {"total_devices", c.totalDevices()},
@@ -129,6 +131,9 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
   if (c.device.nativeColumnTraffic > 0) {
     out << fmt::format("  native convolutions (LibTorch's own kernel): each pass moves its column buffer {:g}x\n",
                        c.device.nativeColumnTraffic);
+  }
+  if (const std::string shapes = kernelShapesText(c.device); !shapes.empty()) {
+    out << "  at half their curve's rate over rows (samples x output positions): " << shapes << '\n';
   }
   if (c.device.cacheShare > 0) {
     out << fmt::format("  cache: a rank keeps {:.0f} MiB of the last-level cache (weights its working set leaves there "

@@ -30,6 +30,17 @@ fi
 expect_json clusters show summit --json
 expect_json config --json
 expect_json clusters --json
+# A calibrated device's kernel shapes: printed and in the JSON.
+shaped=$(mktemp /tmp/paraxis-shaped.XXXXXX.yaml)
+sed 's/^device:$/device:\n  kernels:\n    conv2d: {half_rate_rows: 16, strided_share: 0.8}/' "$data/two_hosts.yaml" >"$shaped"
+expect_ok "at half their curve's rate over rows .*: conv2d 16, strided calls at 80 %" clusters show "$shaped"
+if [ "$("$paraxis" clusters show "$shaped" --json | /usr/bin/python3 -c \
+      'import json,sys; print(json.load(sys.stdin)["device"]["kernels"]["conv2d"]["strided_share"])')" = 0.8 ]; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: clusters show --json: device.kernels.conv2d.strided_share is not the file's 0.8"; failures=$((failures + 1))
+fi
+rm -f "$shaped"
 # A bandwidth of 0 would make every time infinite: refused, naming the level.
 zero=$(mktemp /tmp/paraxis-zero-bandwidth.XXXXXX.yaml)
 sed 's/bandwidth: 1 Gbit\/s/bandwidth: 0/' "$data/two_hosts.yaml" >"$zero"

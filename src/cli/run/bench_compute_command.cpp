@@ -13,6 +13,7 @@
 #include "cli/run/commands.hpp"
 #include "cli/run/device_measurement.hpp"
 #include "cli/json_output.hpp"
+#include "cli/kernel_shapes.hpp"
 #include "cli/model_source.hpp"
 #include "cli/plan_inputs.hpp"
 #include "cli/ranges.hpp"
@@ -146,7 +147,7 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
     if (!fit.kernels[k].forward.empty()) printCurve(forward.c_str(), fit.kernels[k].forward, -1, out);
     if (!fit.kernels[k].backward.empty()) printCurve(backward.c_str(), fit.kernels[k].backward, -1, out);
   }
-  if (const std::string rows = halfRateRowsText(fitted); !rows.empty()) {
+  if (const std::string rows = kernelShapesText(fitted); !rows.empty()) {
     out << "at half its curve's rate over rows (samples x output positions): " << rows << '\n';
   }
   out << weightTrafficText(fitted) << '\n';
@@ -169,17 +170,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                                      {"forward_flat", fitted.memoryEfficiency.flat[k][0]},
                                      {"backward_flat", fitted.memoryEfficiency.flat[k][1]}};
   }
-  nlohmann::json kernels;
-  for (int k = 0; k < hw::kKernels; ++k) {
-    const hw::KernelCurves& c = fitted.kernels[k];
-    kernels[hw::kKernelKeys[k]] = {{"half_rate_rows", c.halfRateRows},
-                                   {"one_sample_half_rate_rows", c.oneSampleHalfRateRows},
-                                   {"half_rate_depth", c.halfRateDepth},
-                                   {"narrow_weight_depth", c.narrowWeightDepth},
-                                   {"narrow_weight_share", c.narrowWeightShare},
-                                   {"resident_rows_share", c.residentRowsShare},
-                                   {"strided_share", c.stridedShare}};
-  }
+  const nlohmann::json kernels = kernelShapesJson(fitted);
   auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
     nlohmann::json out = nlohmann::json::array();
     for (const hw::EfficiencyPoint& p : points) out.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});

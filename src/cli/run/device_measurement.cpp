@@ -240,26 +240,6 @@ std::string memoryKindsText(const hw::Device& device) {
   return text;
 }
 
-std::string halfRateRowsText(const hw::Device& device) {
-  std::string text;
-  for (int k = 0; k < hw::kKernels; ++k) {
-    const hw::KernelCurves& c = device.kernels[k];
-    const bool anyShape = c.halfRateRows > 0 || c.oneSampleHalfRateRows > 0 || c.halfRateDepth > 0 ||
-                          c.weightPassDiffers() || c.residentRowsShare < 1 || c.stridedShare < 1;
-    if (!anyShape) continue;
-    text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
-    if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
-    if (c.residentRowsShare < 1) text += fmt::format(", {:.0f} % of them with its weights in the cache", c.residentRowsShare * 100);
-    if (c.halfRateDepth > 0) text += fmt::format(", depth {:g}", c.halfRateDepth);
-    if (c.weightPassDiffers()) {
-      text += fmt::format(", weight pass at {:.0f} % under {:g} weights a filter", c.narrowWeightShare * 100,
-                          c.narrowWeightDepth);
-    }
-    if (c.stridedShare < 1) text += fmt::format(", strided calls at {:.0f} %", c.stridedShare * 100);
-  }
-  return text;
-}
-
 std::string cacheText(const DeviceMeasurement& m) {
   if (m.timings.stream.empty()) return "cache: not measured (a GPU's layers)";
   const double narrowest = m.timings.stream.front().bytes / (1 << 20), widest = m.timings.stream.back().bytes / (1 << 20);

@@ -69,8 +69,6 @@ double meanOverRanks(const comm::Communicator& comm, double value, double deadli
 // "pool2d 13%, 21%  pool3d 3%, 19%  ...": each memory kind's fraction of the bandwidth curve,
 // forward and backward, as bench compute and calibrate --quick print it.
 std::string memoryKindsText(const hw::Device& device);
-// Per matrix kernel with a half-rate figure: its rows, and its one-sample rows where fitted.
-std::string halfRateRowsText(const hw::Device& device);
 // How many times per sample a convolution's weight-gradient pass moves its weights (and a note
 // on the counts at the largest the fit tries).
 std::string weightTrafficText(const hw::Device& device);

@@ -25,6 +25,7 @@
 #include "comm/convert_bench.hpp"
 #include "cli/run/device_measurement.hpp"
 #include "cli/json_output.hpp"
+#include "cli/kernel_shapes.hpp"
 #include "cli/model_source.hpp"
 #include "cli/run/run_configuration.hpp"
 #include "comm/allreduce.hpp"
@@ -372,7 +373,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
                      units::formatFlopRate(d.peak(r.dtype)), units::formatFlopRate(before.device.peak(r.dtype)));
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
-  if (const std::string rows = halfRateRowsText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
+  if (const std::string rows = kernelShapesText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
   out << '\n' << weightTrafficText(d);
   out << '\n' << speedProbeText(d);
   if (const std::string drift = speedDriftText(r.device); !drift.empty()) out << '\n' << drift;

@@ -1,0 +1,20 @@
+#pragma once
+// A device's matrix kernels' shape figures (hw::KernelCurves) as `bench compute`, `calibrate
+// --quick` and `clusters show` print them, one text and one JSON for all three.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hw/cluster.hpp"
+
+namespace paraxis::cli {
+
+// "conv2d 16 (16 at one sample), depth 64, strided calls at 80 %  fully_connected 2 ...": per
+// kernel kind with a shape figure, the rows at which it runs at half its curve's rate and the
+// rest of its shape; "" where none has one.
+std::string kernelShapesText(const hw::Device& device);
+
+// Per kernel kind {half_rate_rows, one_sample_half_rate_rows, half_rate_depth,
+// narrow_weight_depth, narrow_weight_share, resident_rows_share, strided_share}.
+nlohmann::json kernelShapesJson(const hw::Device& device);
+
+}  // namespace paraxis::cli
