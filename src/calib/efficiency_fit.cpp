@@ -242,8 +242,9 @@ void fitStridedShare(KernelSearch& search, const std::vector<double>& oneSampleC
 }
 
 // A kernel's own curves, the rows at which it runs at half their rate, for batches and, where it
-// has one-sample calls, for those, the reduction depth at which it does and the narrow filters
-// on which its weight pass runs slower: the candidates whose curves fit its calls best. The
+// has one-sample calls, for those, the reduction depth at which it does, the narrow filters
+// on which its weight pass runs slower and the share of the rate its strided calls reach: the
+// candidates whose curves fit its calls best. The
 // narrow filters are searched with the depth and the rows held, then the rest again with them
 // held (a whole grid per narrow candidate would take 40 times as long).
 void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
