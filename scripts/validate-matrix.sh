@@ -249,6 +249,14 @@ for model, grid, m, p, error, warnings, slowdown in rows:
         print(f"  warning: {w}")
 errors = [row[4] for row in rows]
 print(f"\nmean absolute error on the totals: {sum(errors) / len(errors) * 100:.1f}% over {len(rows)} runs")
+# The level: the median row's predicted over measured total. Where the machine ran every run
+# slower or faster than it did for the calibration, each row carries that level; taken out,
+# what is left is the model's shape (a diagnosis, not a prediction).
+ratios = sorted(p["total"] / m["total"] for _, _, m, p, *_ in rows)
+level = (ratios[(len(ratios) - 1) // 2] + ratios[len(ratios) // 2]) / 2
+shaped = sum(abs(r / level - 1) for r in ratios) / len(ratios)
+print(f"level: the median row's prediction {abs(level - 1) * 100:.1f}% {'short of' if level < 1 else 'over'} its measured "
+      f"total; with that level taken out the rows sit {shaped * 100:.1f}% off")
 by_model = defaultdict(list)
 for model, grid, m, p, error, *_ in rows:
     by_model[model].append((grid, m["total"], p["total"]))
@@ -321,7 +329,7 @@ if compgen -G "$work/*.atspeed" >/dev/null; then
   echo
   echo "at each run's own speed (validate --at-run-speed: the device slowed by the run's speed probe against the"
   echo "calibration's; not a prediction, a measure of what the machine's drift costs):"
-  summary atspeed | grep -E "^mean absolute|Kendall|over the pairs"
+  summary atspeed | grep -E "^mean absolute|^level|Kendall|over the pairs"
 fi
 
 # The same runs against a second sitting of the calibration, made after them.
@@ -334,7 +342,7 @@ if [ -n "$recalibrate" ]; then
   echo
   echo "with a second calibrate --quick after the runs ($work/quick-after.yaml; the calibration's own spread:"
   echo "$(grep -h '^speed probe' "$work/quick.log" "$work/quick-after.log" | sed 's/ (small-cnn.*)//' | paste -sd ';' -)):"
-  summary after | grep -E "^mean absolute|Kendall|over the pairs"
+  summary after | grep -E "^mean absolute|^level|Kendall|over the pairs"
 fi
 
 # The overlap check: the data-parallel runs again with the gradient reduction after backward.
