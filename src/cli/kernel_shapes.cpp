@@ -8,9 +8,7 @@ std::string kernelShapesText(const hw::Device& device) {
   std::string text;
   for (int k = 0; k < hw::kKernels; ++k) {
     const hw::KernelCurves& c = device.kernels[k];
-    const bool anyShape = c.halfRateRows > 0 || c.oneSampleHalfRateRows > 0 || c.halfRateDepth > 0 ||
-                          c.weightPassDiffers() || c.residentRowsShare < 1 || c.stridedShare < 1;
-    if (!anyShape) continue;
+    if (!hw::hasShape(c)) continue;
     text += fmt::format("{}{} {:g}", text.empty() ? "" : "  ", hw::kKernelKeys[k], c.halfRateRows);
     if (c.oneSampleHalfRateRows >= 0) text += fmt::format(" ({:g} at one sample)", c.oneSampleHalfRateRows);
     if (c.residentRowsShare < 1) {
@@ -29,14 +27,8 @@ std::string kernelShapesText(const hw::Device& device) {
 nlohmann::json kernelShapesJson(const hw::Device& device) {
   nlohmann::json kernels;
   for (int k = 0; k < hw::kKernels; ++k) {
-    const hw::KernelCurves& c = device.kernels[k];
-    kernels[hw::kKernelKeys[k]] = {{"half_rate_rows", c.halfRateRows},
-                                   {"one_sample_half_rate_rows", c.oneSampleHalfRateRows},
-                                   {"half_rate_depth", c.halfRateDepth},
-                                   {"narrow_weight_depth", c.narrowWeightDepth},
-                                   {"narrow_weight_share", c.narrowWeightShare},
-                                   {"resident_rows_share", c.residentRowsShare},
-                                   {"strided_share", c.stridedShare}};
+    nlohmann::json& figures = kernels[hw::kKernelKeys[k]];
+    for (const hw::KernelFigure& f : hw::kKernelFigures) figures[f.key] = device.kernels[k].*f.member;
   }
   return kernels;
 }

@@ -196,19 +196,11 @@ void validateDevice(const Device& device, const Checker& c) {
   for (int k = 0; k < kKernels; ++k) {
     efficiency(device.kernels[k].forward, fmt::format("device.kernels.{}.efficiency", kKernelKeys[k]));
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
-    c.within(device.kernels[k].halfRateRows, 0, 1e9, fmt::format("device.kernels.{}.half_rate_rows", kKernelKeys[k]));
-    c.within(device.kernels[k].halfRateDepth, 0, 1e9, fmt::format("device.kernels.{}.half_rate_depth", kKernelKeys[k]));
-    c.within(device.kernels[k].residentRowsShare, 0, 1,
-             fmt::format("device.kernels.{}.resident_rows_share", kKernelKeys[k]));
-    c.within(device.kernels[k].narrowWeightDepth, 0, 1e9,
-             fmt::format("device.kernels.{}.narrow_weight_depth", kKernelKeys[k]));
-    c.within(device.kernels[k].narrowWeightShare, 1e-3, 1,
-             fmt::format("device.kernels.{}.narrow_weight_share", kKernelKeys[k]));
-    c.within(device.kernels[k].stridedShare, 1e-3, 1,
-             fmt::format("device.kernels.{}.strided_share", kKernelKeys[k]));
-    if (device.kernels[k].oneSampleHalfRateRows != -1) {  // -1: not given, as half_rate_rows
-      c.within(device.kernels[k].oneSampleHalfRateRows, 0, 1e9,
-               fmt::format("device.kernels.{}.one_sample_half_rate_rows", kKernelKeys[k]));
+    for (const KernelFigure& f : kKernelFigures) {
+      const double value = device.kernels[k].*f.member;
+      if (value != f.none) {
+        c.within(value, f.low, f.high, fmt::format("device.kernels.{}.{}", kKernelKeys[k], f.key));
+      }
     }
   }
   c.curve(device.bandwidthCurve, "device.memory_bandwidth_curve", "bytes", 1e18, "bandwidth", 1e3, 1e16);

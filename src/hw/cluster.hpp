@@ -130,6 +130,33 @@ struct KernelCurves {
   }
 };
 
+// Each of a kernel's shape figures by its YAML and JSON key: its member, the value that means
+// "no such effect" (not written, not shown) and the range a cluster file may give (the YAML
+// reader and writer, the checks, `bench compute --json` and `clusters show` all read this one
+// table).
+struct KernelFigure {
+  const char* key;
+  double KernelCurves::*member;
+  double none;
+  double low, high;
+};
+inline constexpr KernelFigure kKernelFigures[] = {
+    {"half_rate_rows", &KernelCurves::halfRateRows, 0, 0, 1e9},
+    {"one_sample_half_rate_rows", &KernelCurves::oneSampleHalfRateRows, -1, 0, 1e9},  // -1: as half_rate_rows
+    {"half_rate_depth", &KernelCurves::halfRateDepth, 0, 0, 1e9},
+    {"narrow_weight_depth", &KernelCurves::narrowWeightDepth, 0, 0, 1e9},
+    {"narrow_weight_share", &KernelCurves::narrowWeightShare, 1, 1e-3, 1},
+    {"resident_rows_share", &KernelCurves::residentRowsShare, 1, 0, 1},
+    {"strided_share", &KernelCurves::stridedShare, 1, 1e-3, 1}};
+
+// Whether any of `curves`' shape figures differs from its "none".
+inline bool hasShape(const KernelCurves& curves) {
+  for (const KernelFigure& f : kKernelFigures) {
+    if (curves.*f.member != f.none) return true;
+  }
+  return false;
+}
+
 // How many times a convolution's weight-gradient pass moves its weights through memory: per
 // pass (zeroing the gradient, converting it between the kernel's layout and the tensor's) and
 // per sample (LibTorch's CPU kernels add each sample's contribution into the whole gradient,

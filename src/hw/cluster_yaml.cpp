@@ -82,16 +82,10 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     for (int k = 0; k < kKernels; ++k) {
       const auto kernel = kernels->find(kKernelKeys[k]);
       if (!kernel) continue;
-      kernel->requireKeys({"efficiency", "backward_efficiency", "half_rate_rows", "one_sample_half_rate_rows",
-                           "half_rate_depth", "narrow_weight_depth", "narrow_weight_share",
-                           "resident_rows_share", "strided_share"});
-      d.kernels[k].halfRateRows = kernel->number("half_rate_rows", 0.0);
-      d.kernels[k].halfRateDepth = kernel->number("half_rate_depth", 0.0);
-      d.kernels[k].narrowWeightDepth = kernel->number("narrow_weight_depth", 0.0);
-      d.kernels[k].narrowWeightShare = kernel->number("narrow_weight_share", 1.0);
-      d.kernels[k].oneSampleHalfRateRows = kernel->number("one_sample_half_rate_rows", -1.0);
-      d.kernels[k].residentRowsShare = kernel->number("resident_rows_share", 1.0);
-      d.kernels[k].stridedShare = kernel->number("strided_share", 1.0);
+      std::vector<std::string> keys{"efficiency", "backward_efficiency"};
+      for (const KernelFigure& f : kKernelFigures) keys.emplace_back(f.key);
+      kernel->requireKeys(keys);
+      for (const KernelFigure& f : kKernelFigures) d.kernels[k].*f.member = kernel->number(f.key, f.none);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
     }
@@ -266,28 +260,16 @@ std::string kernelsYaml(const Device& d) {
   std::string y;
   for (int k = 0; k < kKernels; ++k) {
     const KernelCurves& curves = d.kernels[k];
-    if (curves.forward.empty() && curves.backward.empty() && curves.halfRateRows == 0 &&
-        curves.oneSampleHalfRateRows < 0 && curves.halfRateDepth == 0 && !curves.weightPassDiffers() &&
-        curves.residentRowsShare == 1 && curves.stridedShare == 1) {
+    if (curves.forward.empty() && curves.backward.empty() && !hasShape(curves)) {
       continue;
     }
     if (y.empty()) y += "  kernels:\n";
     y += fmt::format("    {}:\n", kKernelKeys[k]);
     y += curveYaml("efficiency", curves.forward, "      ");
     y += curveYaml("backward_efficiency", curves.backward, "      ");
-    if (curves.halfRateRows != 0) y += fmt::format("      half_rate_rows: {:.6g}\n", curves.halfRateRows);
-    if (curves.oneSampleHalfRateRows >= 0) {
-      y += fmt::format("      one_sample_half_rate_rows: {:.6g}\n", curves.oneSampleHalfRateRows);
+    for (const KernelFigure& f : kKernelFigures) {
+      if (curves.*f.member != f.none) y += fmt::format("      {}: {:.6g}\n", f.key, curves.*f.member);
     }
-    if (curves.halfRateDepth != 0) y += fmt::format("      half_rate_depth: {:.6g}\n", curves.halfRateDepth);
-    if (curves.residentRowsShare != 1) {
-      y += fmt::format("      resident_rows_share: {:.6g}\n", curves.residentRowsShare);
-    }
-    if (curves.weightPassDiffers()) {
-      y += fmt::format("      narrow_weight_depth: {:.6g}\n", curves.narrowWeightDepth);
-      y += fmt::format("      narrow_weight_share: {:.6g}\n", curves.narrowWeightShare);
-    }
-    if (curves.stridedShare != 1) y += fmt::format("      strided_share: {:.6g}\n", curves.stridedShare);
   }
   return y;
 }
