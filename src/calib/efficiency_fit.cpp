@@ -211,15 +211,24 @@ struct KernelSearch {
 // 2, at 1/1.25 to 1/4 of the rate.
 constexpr double kNarrowWeightDepths[] = {16, 32, 64, 128, 256, 512, 1024};
 constexpr double kNarrowWeightShares[] = {0.8, 0.67, 0.5, 0.4, 0.33, 0.25};
-// The squared log error they must bring the kernel's below, as a share of it without them.
-constexpr double kNarrowGain = 0.9;
+// The squared log error a figure beyond the rows and depths (the narrow filters, the strided
+// share) must bring the kernel's below, as a share of it without: it earns its place only by
+// a clear gain, not by fitting noise.
+constexpr double kClearGain = 0.9;
+
+// Puts `held` back where the search since it did not gain clearly on `heldError`.
+void keepOnlyAClearGain(KernelSearch& search, const hw::KernelCurves& held, double heldError) {
+  if (search.best <= kClearGain * heldError) return;
+  search.out = held;
+  search.best = heldError;
+}
 
 // The candidate shares of the rate a strided call reaches: 1/1.25 to 1/2.5.
 constexpr double kStridedShares[] = {0.8, 0.67, 0.5, 0.4};
 
 // The share of the rate the kernel's strided oneDNN calls reach, searched with the rest held
 // and then the rows and depths again beside it (the strided calls' slowness had pulled them),
-// kept only by a clear gain, as the narrow filters are.
+// kept only by a clear gain.
 void fitStridedShare(KernelSearch& search, const std::vector<double>& oneSampleCandidates) {
   const bool anyStrided = std::any_of(search.calls.begin(), search.calls.end(), [&](const TimedCall& c) {
     return c.matrix && c.kernel == search.kernel && c.strided && !c.native;
@@ -235,10 +244,7 @@ void fitStridedShare(KernelSearch& search, const std::vector<double>& oneSampleC
   if (search.out.stridedShare == 1) return;
   const hw::KernelCurves strided = search.out;
   search.tryRowsAndDepths(strided, oneSampleCandidates);
-  if (search.best > kNarrowGain * heldError) {
-    search.out = held;
-    search.best = heldError;
-  }
+  keepOnlyAClearGain(search, held, heldError);
 }
 
 // A kernel's own curves, the rows at which it runs at half their rate, for batches and, where it
@@ -276,11 +282,7 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
   if (const hw::KernelCurves narrow = out; narrow.weightPassDiffers()) {
     search.tryRowsAndDepths(narrow, oneSampleCandidates);
   }
-  // Two more parameters earn their place only by a clear gain, not by fitting noise.
-  if (search.best > kNarrowGain * heldError) {
-    out = held;
-    search.best = heldError;
-  }
+  keepOnlyAClearGain(search, held, heldError);  // two more parameters
   fitStridedShare(search, oneSampleCandidates);
 }
 
