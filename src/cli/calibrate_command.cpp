@@ -220,6 +220,9 @@ void runValidate(const Options& o, Context& context) {
   const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
   const std::vector<std::string> warnings = calib::machineWarnings(cluster, runs, thisHost());
   const std::vector<LayerComparison> layers = o.trace.empty() ? std::vector<LayerComparison>{} : tracedLayers(o, runs, in);
+  const calib::ExposedGradient exposed =
+      o.trace.empty() ? calib::ExposedGradient{} : calib::readExposedGradient(o.trace);
+  const double predictedExposed = rows.empty() ? 0 : rows.front().estimate.time.gradientExposed;
   if (o.json) {
     nlohmann::json j{{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
                      {"at_run_speed", o.atRunSpeed}, {"warnings", warnings}, {"runs", comparisonJson(rows, {}, cluster.device)},
@@ -227,6 +230,7 @@ void runValidate(const Options& o, Context& context) {
     if (!layers.empty()) {
       j["layers"] = layerComparisonJson(layers);
       j["layer_kinds"] = kindSumsJson(sumByKind(layers));
+      if (exposed.steps > 0) j["exposed_gradient"] = exposedGradientJson(exposed, predictedExposed);
     }
     printJson(j, context);
     return;
@@ -252,6 +256,7 @@ void runValidate(const Options& o, Context& context) {
   printComparison(rows, {}, cluster.device, out);
   out << fmt::format("\nmean absolute error on the totals: {:.1f}%\n", calib::meanAbsoluteError(rows) * 100);
   if (!layers.empty()) printLayerComparison(layers, o.trace, out);
+  printExposedGradient(exposed, predictedExposed, out);
 }
 
 // Which runs the fit uses: those at the --fit-gpus counts (all without it); the rest are held out.

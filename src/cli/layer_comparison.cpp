@@ -174,4 +174,29 @@ nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows) {
   return out;
 }
 
+void printExposedGradient(const calib::ExposedGradient& m, double predicted, std::ostream& out) {
+  if (m.steps == 0) return;
+  out << fmt::format(
+      "\nexposed gradient time a step (ms, the mean over {} measured steps of every rank): measured {} (the "
+      "forward's first wait for a group {}, its later waits {}, after backward {}), predicted {}\n",
+      m.steps, ms(m.total()), ms(m.forwardFirst), ms(m.forwardLater), ms(m.afterBackward), ms(predicted));
+  if (m.inFlightShare > 0) {
+    out << fmt::format(
+        "backward ended with a reduction call of the engine in flight in {:.0f}% of the steps; it ran on "
+        "{} ms past it, the next forward's first group behind it\n",
+        m.inFlightShare * 100, ms(m.inFlightAfter));
+  }
+}
+
+nlohmann::json exposedGradientJson(const calib::ExposedGradient& m, double predicted) {
+  return {{"steps", m.steps},
+          {"measured_s", m.total()},
+          {"forward_first_s", m.forwardFirst},
+          {"forward_later_s", m.forwardLater},
+          {"after_backward_s", m.afterBackward},
+          {"in_flight_share", m.inFlightShare},
+          {"in_flight_after_s", m.inFlightAfter},
+          {"predicted_s", predicted}};
+}
+
 }  // namespace paraxis::cli

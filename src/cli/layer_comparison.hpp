@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "calib/calibration.hpp"
+#include "calib/gradient_trace.hpp"
 #include "calib/layer_trace.hpp"
 #include "plan/estimate.hpp"
 #include "plan/inputs.hpp"
@@ -45,5 +46,10 @@ struct KindSum {
 std::vector<KindSum> sumByKind(const std::vector<LayerComparison>& rows);
 void printKindSums(const std::vector<KindSum>& kinds, std::ostream& out);
 nlohmann::json kindSumsJson(const std::vector<KindSum>& kinds);
+
+// The run's exposed gradient time as its trace took it apart (calib/gradient_trace.hpp) against
+// the oracle's `predicted` (seconds a step); nothing where the trace has no reduction.
+void printExposedGradient(const calib::ExposedGradient& measured, double predicted, std::ostream& out);
+nlohmann::json exposedGradientJson(const calib::ExposedGradient& measured, double predicted);
 
 }  // namespace paraxis::cli

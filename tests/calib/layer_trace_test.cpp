@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "calib/gradient_trace.hpp"
 #include "common/scratch_file.hpp"
 #include "core/error.hpp"
 
@@ -132,6 +133,48 @@ TEST(LayerTrace, ErrorsNameTheFile) {
   bad["traceEvents"].push_back({{"ph", "X"}, {"pid", 0}, {"ts", "soon"}, {"dur", 1}});
   EXPECT_NE(message(bad.dump()).find("expected the numbers 'ts' and 'dur'"), std::string::npos);
   EXPECT_THROW(readLayerTrace("/nonexistent/trace.json", 0), NotFoundError);
+}
+
+// Two ranks, a warm-up and two measured steps each. Every step: a forward of 1000 us holding a
+// first gradient wait of 100 us and a later one of 50 us with a 20 us update inside; a backward
+// of 2000 us; a closing agreement of 30 us after it. The engine's thread reduces a chunk across
+// the backward's end in the first measured step only (on for 40 us past it), and one inside the
+// backward in the other.
+nlohmann::json exposedTrace() {
+  nlohmann::json events = nlohmann::json::array({mainThread(0), mainThread(1)});
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int step = 0; step < 3; ++step) {
+      const double t = 10000.0 * step;
+      events.push_back(complete(rank, 0, "step", step == 0 ? "iteration 1 (warm-up)" : "iteration", t, 5000));
+      events.push_back(complete(rank, 0, "forward", "forward", t + 100, 1000));
+      events.push_back(complete(rank, 0, "gradient_exposed", "gradient_exposed", t + 110, 100));
+      events.push_back(complete(rank, 0, "gradient_exposed", "gradient_exposed", t + 600, 50));
+      events.push_back(complete(rank, 0, "update", "update", t + 610, 20));
+      events.push_back(complete(rank, 0, "backward", "backward", t + 1200, 2000));
+      events.push_back(complete(rank, 0, "gradient_exposed", "gradient_exposed", t + 3250, 30));
+      const double chunk = step == 1 ? t + 3100 : t + 2000;  // ends 40 us past the backward / inside it
+      events.push_back(complete(rank, 1, "engine", "reduce group 0", chunk, 140));
+    }
+  }
+  return {{"traceEvents", events}};
+}
+
+TEST(ExposedGradient, TheWaitsByWhereTheStepMetThemAndTheChunkInFlight) {
+  const TraceFile file(exposedTrace().dump());
+  const ExposedGradient e = readExposedGradient(file.path());
+  EXPECT_EQ(e.steps, 4);  // two measured steps on each rank, not the warm-ups
+  EXPECT_NEAR(e.forwardFirst, 100e-6, 1e-12);
+  EXPECT_NEAR(e.forwardLater, 30e-6, 1e-12);  // the update inside is not the wait's
+  EXPECT_NEAR(e.afterBackward, 30e-6, 1e-12);
+  EXPECT_NEAR(e.total(), 160e-6, 1e-12);
+  EXPECT_NEAR(e.inFlightShare, 0.5, 1e-12);
+  EXPECT_NEAR(e.inFlightAfter, 40e-6, 1e-12);
+}
+
+TEST(ExposedGradient, NoneWithoutAWaitOrAReduction) {
+  const TraceFile file(stepsTrace().dump());  // layers, no backward, no gradient wait
+  EXPECT_EQ(readExposedGradient(file.path()).steps, 0);
+  EXPECT_THROW(readExposedGradient("/nonexistent/trace.json"), NotFoundError);
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+#pragma once
+// A `train --trace` file (docs/trace.md) read into each rank's complete events: what
+// `validate --trace` takes apart (calib/layer_trace.hpp, calib/gradient_trace.hpp).
+#include <map>
+#include <string>
+#include <vector>
+
+namespace paraxis::calib {
+
+struct TraceInterval {
+  double begin = 0, end = 0;  // microseconds, as the trace writes them
+  double seconds() const { return (end - begin) * 1e-6; }
+};
+
+struct TraceEvent {
+  std::string category, name;
+  int thread = 0;
+  TraceInterval at;
+};
+
+// One rank's events in the file's order, and its measured steps (the main thread's `step`
+// events outside the warm-up, merged and in order).
+struct RankTrace {
+  int mainThread = 0;  // the thread named "main"
+  std::vector<TraceInterval> steps;
+  std::vector<TraceEvent> events;
+  bool onMain(const TraceEvent& e) const { return e.thread == mainThread; }
+};
+
+// Every rank's events, by the rank (the trace's pid). Throws NotFoundError when the file cannot
+// be read and ConfigError naming the file when it is not a Chrome trace, an event lacks its
+// times, or no rank has a measured step.
+std::map<int, RankTrace> readRankTraces(const std::string& path);
+
+// The intervals sorted and merged where they touch or overlap.
+std::vector<TraceInterval> mergedIntervals(std::vector<TraceInterval> v);
+// Whether `x` lies inside one of the ordered, disjoint `intervals`.
+bool insideAny(const std::vector<TraceInterval>& intervals, const TraceInterval& x);
+// The time of the ordered, disjoint `intervals` within `x`, in microseconds.
+double timeInside(const std::vector<TraceInterval>& intervals, const TraceInterval& x);
+
+}  // namespace paraxis::calib
