@@ -222,7 +222,8 @@ void runValidate(const Options& o, Context& context) {
   const std::vector<LayerComparison> layers = o.trace.empty() ? std::vector<LayerComparison>{} : tracedLayers(o, runs, in);
   const calib::ExposedGradient exposed =
       o.trace.empty() ? calib::ExposedGradient{} : calib::readExposedGradient(o.trace);
-  const double predictedExposed = rows.empty() ? 0 : rows.front().estimate.time.gradientExposed;
+  const plan::ExposedGradientParts predictedExposed =
+      rows.empty() ? plan::ExposedGradientParts{} : rows.front().estimate.exposedParts;
   if (o.json) {
     nlohmann::json j{{"models", models.names()}, {"cluster", cluster.name}, {"implementation", cluster.implementation.source},
                      {"at_run_speed", o.atRunSpeed}, {"warnings", warnings}, {"runs", comparisonJson(rows, {}, cluster.device)},

@@ -174,12 +174,15 @@ nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows) {
   return out;
 }
 
-void printExposedGradient(const calib::ExposedGradient& m, double predicted, std::ostream& out) {
+void printExposedGradient(const calib::ExposedGradient& m, const plan::ExposedGradientParts& p, std::ostream& out) {
   if (m.steps == 0) return;
   out << fmt::format(
       "\nexposed gradient time a step (ms, the mean over {} measured steps of every rank): measured {} (the "
-      "forward's first wait for a group {}, its later waits {}, after backward {}), predicted {}\n",
-      m.steps, ms(m.total()), ms(m.forwardFirst), ms(m.forwardLater), ms(m.afterBackward), ms(predicted));
+      "forward's first wait for a group {}, its later waits {}, after backward {}); predicted {} (the "
+      "reductions' own {}, one wait a group beside them {}: the forward's; the ranks' drift {}: after "
+      "backward)\n",
+      m.steps, ms(m.total()), ms(m.forwardFirst), ms(m.forwardLater), ms(m.afterBackward), ms(p.total()),
+      ms(p.reductions), ms(p.groupAwaits), ms(p.drift));
   if (m.inFlightShare > 0) {
     out << fmt::format(
         "backward ended with a reduction call of the engine in flight in {:.0f}% of the steps; it ran on "
@@ -188,7 +191,7 @@ void printExposedGradient(const calib::ExposedGradient& m, double predicted, std
   }
 }
 
-nlohmann::json exposedGradientJson(const calib::ExposedGradient& m, double predicted) {
+nlohmann::json exposedGradientJson(const calib::ExposedGradient& m, const plan::ExposedGradientParts& p) {
   return {{"steps", m.steps},
           {"measured_s", m.total()},
           {"forward_first_s", m.forwardFirst},
@@ -196,7 +199,10 @@ nlohmann::json exposedGradientJson(const calib::ExposedGradient& m, double predi
           {"after_backward_s", m.afterBackward},
           {"in_flight_share", m.inFlightShare},
           {"in_flight_after_s", m.inFlightAfter},
-          {"predicted_s", predicted}};
+          {"predicted_s", p.total()},
+          {"predicted_reductions_s", p.reductions},
+          {"predicted_group_awaits_s", p.groupAwaits},
+          {"predicted_drift_s", p.drift}};
 }
 
 }  // namespace paraxis::cli

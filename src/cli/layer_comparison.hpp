@@ -48,8 +48,9 @@ void printKindSums(const std::vector<KindSum>& kinds, std::ostream& out);
 nlohmann::json kindSumsJson(const std::vector<KindSum>& kinds);
 
 // The run's exposed gradient time as its trace took it apart (calib/gradient_trace.hpp) against
-// the oracle's `predicted` (seconds a step); nothing where the trace has no reduction.
-void printExposedGradient(const calib::ExposedGradient& measured, double predicted, std::ostream& out);
-nlohmann::json exposedGradientJson(const calib::ExposedGradient& measured, double predicted);
+// the oracle's parts of it; nothing where the trace has no reduction.
+void printExposedGradient(const calib::ExposedGradient& measured, const plan::ExposedGradientParts& predicted,
+                          std::ostream& out);
+nlohmann::json exposedGradientJson(const calib::ExposedGradient& measured, const plan::ExposedGradientParts& predicted);
 
 }  // namespace paraxis::cli

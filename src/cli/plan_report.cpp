@@ -161,6 +161,11 @@ void printExplanation(const plan::PlanInputs& in, const plan::Estimate& e, const
   line("optimizer update", t.update);
   line(("gradient allreduce (" + e.allreduceAlgorithm + ")").c_str(), t.gradientAllreduce);
   line("  of which exposed after backward", t.gradientExposed);
+  if (t.gradientExposed > 0) {  // its parts (plan::ExposedGradientParts), as validate --trace sets them out
+    line("    the reductions, waited for", e.exposedParts.reductions);
+    line("    the ranks' drift after it", e.exposedParts.drift);
+    line("    one wait a group beside them", e.exposedParts.groupAwaits);
+  }
   line("halo exchange", t.halo);
   line("per-layer collectives", t.layerCollectives);
   line("pipeline transfers", t.pipelineP2P);

@@ -82,6 +82,17 @@ struct LayerTime {
   double forward = 0, backward = 0, communication = 0;  // seconds; communication: halo and collectives
 };
 
+// The exposed gradient time's parts (their sum: TimeBreakdown::gradientExposed): the
+// reductions' own time past backward (under forward priority, what the next forward waits for
+// of those left at backward's end), the ranks' drift met at the step's first synchronisation
+// after backward (its closing agreement), and under forward priority one synchronisation beside
+// the engine for each group the next forward awaits. What `validate --trace` holds against the
+// waits a run's trace shows (calib/gradient_trace.hpp).
+struct ExposedGradientParts {
+  double reductions = 0, drift = 0, groupAwaits = 0;  // seconds
+  double total() const { return reductions + drift + groupAwaits; }
+};
+
 struct Estimate {
   Strategy strategy;
   bool feasible = true;
@@ -94,6 +105,7 @@ struct Estimate {
   double memoryCapacity = 0;
   bool fits = true;
   std::string allreduceAlgorithm;
+  ExposedGradientParts exposedParts;
 
   double samplesPerSecond = 0;
   double iterationsPerEpoch = 0;

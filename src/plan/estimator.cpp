@@ -131,6 +131,7 @@ Estimate Oracle::estimate(const Strategy& s, bool withRange) {
   e.time = expected.time;
   e.memory = expected.memory;
   e.allreduceAlgorithm = expected.allreduceAlgorithm;
+  e.exposedParts = expected.exposedParts;
   e.fits = e.memory.total() <= e.memoryCapacity;
   if (withRange) {
     e.iterationOptimistic = detail::evaluate(in, *profiles_, arrays_, s, cost::Congestion::kOptimistic).time.iteration();

@@ -598,7 +598,8 @@ class Evaluator {
     // the step: resnet18@64 data=2 x h=2 waited 110 ms at its halo exchanges and batch norms
     // and 292 ms more for its gradients, against 468 ms of traffic).
     const double absorbed = std::min(r.exposed, besideWaits_);
-    t.gradientExposed = r.exposed - absorbed + skewTail_ + groupAwaits(r.groups);
+    e_.exposedParts = {r.exposed - absorbed, skewTail_, groupAwaits(r.groups)};
+    t.gradientExposed = e_.exposedParts.total();
     t.backwardData += r.computeStretch;  // backward measured on the wall clock includes it
     t.forward += r.forwardStretch;       // the same for the next forward, beside the tail
     syncWaitsBesideReductions(r.computeStretch, reduction, settings, backwardWall);

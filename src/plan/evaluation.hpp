@@ -30,6 +30,7 @@ struct Evaluation {
   TimeBreakdown time;
   MemoryBreakdown memory;
   std::string allreduceAlgorithm = "none";
+  ExposedGradientParts exposedParts;
   double replicaSeconds = 0;  // one replica's iteration without the gradient reduction
 };
 

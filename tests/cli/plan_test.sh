@@ -14,6 +14,10 @@ expect_error "needs --sample-seconds" plan --model-variant paradl
 expect_error "device 'Tesla V100-SXM2-16GB' has no peak for data type 'fp8'" plan --dtype fp8
 expect_ok "data .*data=64 .* 64 " plan --gpus 64 --strategies data,data+filter
 expect_ok "explain: data" plan --gpus 64 --strategies data --explain
+# The exposed gradient time's parts under it (validate --trace holds a run's waits against them).
+for part in "the reductions, waited for" "the ranks' drift after it" "one wait a group beside them"; do
+  expect_ok "^      $part +[0-9.]+ [mu]?s$" plan --model lenet --cluster local --grid data=2 --global-batch 32 --explain
+done
 # --explain-layers: the layers' table after the explanation; a split batch norm synchronises.
 expect_ok "^per layer, ms on one rank" plan --model small-cnn --cluster local --grid h=2 --global-batch 16 --explain-layers
 expect_ok "^block1\.bn +[0-9.]+ +[0-9.]+ +0\.0*[1-9]" plan --model small-cnn --cluster local --grid h=2 --global-batch 16 --explain-layers

@@ -207,6 +207,28 @@ TEST_F(ThreeLayers, RanksDriftAtSkewBesideWhileTheReductionsAreInFlight) {
   EXPECT_DOUBLE_EQ(estimate(in, filter).time.layerCollectives, split.time.layerCollectives);
 }
 
+// The exposed gradient time's parts add up to it, and each moves with what it prices: the ranks'
+// drift with skew_beside, the groups' waits with sync_wait_beside (one group here), the
+// reductions' own with the link.
+TEST_F(ThreeLayers, TheExposedGradientTimesPartsAddUpAndEachMovesWithItsOwnFigure) {
+  const Strategy s{"data", Grid{.data = 2}, 8};  // forward priority, overlap: the defaults
+  cluster.implementation.skewBeside = 0.05;
+  cluster.implementation.syncWaitBeside = 1e-3;
+  const Estimate e = estimate(in, s);
+  EXPECT_NEAR(e.exposedParts.total(), e.time.gradientExposed, 1e-15);
+  EXPECT_GT(e.exposedParts.drift, 0);
+  EXPECT_NEAR(e.exposedParts.groupAwaits, 1e-3, 1e-15);
+  cluster.implementation.skewBeside = 0.1;
+  const Estimate drifting = estimate(in, s);
+  EXPECT_GT(drifting.exposedParts.drift, e.exposedParts.drift);
+  EXPECT_DOUBLE_EQ(drifting.exposedParts.groupAwaits, e.exposedParts.groupAwaits);
+  EXPECT_DOUBLE_EQ(drifting.exposedParts.reductions, e.exposedParts.reductions);
+  for (hw::NetworkLevel& level : cluster.levels) level.beta *= 1000;  // the link 1000x slower
+  const Estimate slow = estimate(in, s);
+  EXPECT_GT(slow.exposedParts.reductions, drifting.exposedParts.reductions);
+  EXPECT_NEAR(slow.exposedParts.total(), slow.time.gradientExposed, 1e-12);
+}
+
 // A spatial split's synchronisations wait beside the reductions, which keep moving meanwhile:
 // the waits land on the halo exchanges and layer collectives, and the gradient's exposed time
 // shrinks by as much (down to none) before the reduction's own wait and its group's are added.
