@@ -174,7 +174,8 @@ nlohmann::json layerComparisonJson(const std::vector<LayerComparison>& rows) {
   return out;
 }
 
-void printExposedGradient(const calib::ExposedGradient& m, const plan::ExposedGradientParts& p, std::ostream& out) {
+void printExposedGradient(const calib::ExposedGradient& m, const plan::ExposedGradientParts& p,
+                          std::ostream& out) {
   if (m.steps == 0) return;
   out << fmt::format(
       "\nexposed gradient time a step (ms, the mean over {} measured steps of every rank): measured {} (the "

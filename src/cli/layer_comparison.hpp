@@ -51,6 +51,7 @@ nlohmann::json kindSumsJson(const std::vector<KindSum>& kinds);
 // the oracle's parts of it; nothing where the trace has no reduction.
 void printExposedGradient(const calib::ExposedGradient& measured, const plan::ExposedGradientParts& predicted,
                           std::ostream& out);
-nlohmann::json exposedGradientJson(const calib::ExposedGradient& measured, const plan::ExposedGradientParts& predicted);
+nlohmann::json exposedGradientJson(const calib::ExposedGradient& measured,
+                                   const plan::ExposedGradientParts& predicted);
 
 }  // namespace paraxis::cli
