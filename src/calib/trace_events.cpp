@@ -55,7 +55,10 @@ std::map<int, RankTrace> readRankTraces(const std::string& path) {
     if (added.category == "step" && r.onMain(added) && added.name.find("(warm-up)") == std::string::npos)
       r.steps.push_back(added.at);
   }
-  for (auto& [pid, r] : ranks) r.steps = mergedIntervals(std::move(r.steps));
+  for (auto& [pid, r] : ranks) {  // in order, each its own (consecutive steps may touch)
+    std::sort(r.steps.begin(), r.steps.end(),
+              [](const TraceInterval& a, const TraceInterval& b) { return a.begin < b.begin; });
+  }
   if (std::all_of(ranks.begin(), ranks.end(), [](const auto& r) { return r.second.steps.empty(); })) {
     throw ConfigError(
         fmt::format("{}: no measured step (a 'step' event outside the warm-up) on any rank: is it a "

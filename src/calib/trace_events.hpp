@@ -19,7 +19,7 @@ struct TraceEvent {
 };
 
 // One rank's events in the file's order, and its measured steps (the main thread's `step`
-// events outside the warm-up, merged and in order).
+// events outside the warm-up, in order; they do not overlap).
 struct RankTrace {
   int mainThread = 0;  // the thread named "main"
   std::vector<TraceInterval> steps;
@@ -34,7 +34,7 @@ std::map<int, RankTrace> readRankTraces(const std::string& path);
 
 // The intervals sorted and merged where they touch or overlap.
 std::vector<TraceInterval> mergedIntervals(std::vector<TraceInterval> v);
-// Whether `x` lies inside one of the ordered, disjoint `intervals`.
+// Whether `x` lies inside one of the ordered, non-overlapping `intervals`.
 bool insideAny(const std::vector<TraceInterval>& intervals, const TraceInterval& x);
 // The time of the ordered, disjoint `intervals` within `x`, in microseconds.
 double timeInside(const std::vector<TraceInterval>& intervals, const TraceInterval& x);

@@ -139,13 +139,14 @@ TEST(LayerTrace, ErrorsNameTheFile) {
 // first gradient wait of 100 us and a later one of 50 us with a 20 us update inside; a backward
 // of 2000 us; a closing agreement of 30 us after it. The engine's thread reduces a chunk across
 // the backward's end in the first measured step only (on for 40 us past it), and one inside the
-// backward in the other.
-nlohmann::json exposedTrace() {
+// backward in the other. `stepLength`: 10000 us makes consecutive steps touch.
+nlohmann::json exposedTrace(double stepLength = 5000) {
   nlohmann::json events = nlohmann::json::array({mainThread(0), mainThread(1)});
   for (int rank = 0; rank < 2; ++rank) {
     for (int step = 0; step < 3; ++step) {
       const double t = 10000.0 * step;
-      events.push_back(complete(rank, 0, "step", step == 0 ? "iteration 1 (warm-up)" : "iteration", t, 5000));
+      events.push_back(
+          complete(rank, 0, "step", step == 0 ? "iteration 1 (warm-up)" : "iteration", t, stepLength));
       events.push_back(complete(rank, 0, "forward", "forward", t + 100, 1000));
       events.push_back(complete(rank, 0, "gradient_exposed", "gradient_exposed", t + 110, 100));
       events.push_back(complete(rank, 0, "gradient_exposed", "gradient_exposed", t + 600, 50));
@@ -169,6 +170,8 @@ TEST(ExposedGradient, TheWaitsByWhereTheStepMetThemAndTheChunkInFlight) {
   EXPECT_NEAR(e.total(), 160e-6, 1e-12);
   EXPECT_NEAR(e.inFlightShare, 0.5, 1e-12);
   EXPECT_NEAR(e.inFlightAfter, 40e-6, 1e-12);
+  const TraceFile touching(exposedTrace(10000).dump());  // each step ends where the next begins
+  EXPECT_EQ(readExposedGradient(touching.path()).steps, 4);
 }
 
 TEST(ExposedGradient, NoneWithoutAWaitOrAReduction) {
