@@ -180,8 +180,7 @@ void printExposedGradient(const calib::ExposedGradient& m, const plan::ExposedGr
   out << fmt::format(
       "\nexposed gradient time a step (ms, the mean over {} measured steps of every rank): measured {} (the "
       "forward's first wait for a group {}, its later waits {}, after backward {}); predicted {} (the "
-      "reductions' own {}, one wait a group beside them {}: the forward's; the ranks' drift {}: after "
-      "backward)\n",
+      "reductions' own {}, one wait a group beside them {}, the ranks' drift {})\n",
       m.steps, ms(m.total()), ms(m.forwardFirst), ms(m.forwardLater), ms(m.afterBackward), ms(p.total()),
       ms(p.reductions), ms(p.groupAwaits), ms(p.drift));
   if (m.inFlightShare > 0) {

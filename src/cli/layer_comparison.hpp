@@ -48,7 +48,9 @@ void printKindSums(const std::vector<KindSum>& kinds, std::ostream& out);
 nlohmann::json kindSumsJson(const std::vector<KindSum>& kinds);
 
 // The run's exposed gradient time as its trace took it apart (calib/gradient_trace.hpp) against
-// the oracle's parts of it; nothing where the trace has no reduction.
+// the oracle's parts of it (under forward priority its reductions' own time and group waits
+// stand against the forward's waits, under fifo against the waits after backward; its ranks'
+// drift against the closing agreement, after backward); nothing where the trace has no reduction.
 void printExposedGradient(const calib::ExposedGradient& measured, const plan::ExposedGradientParts& predicted,
                           std::ostream& out);
 nlohmann::json exposedGradientJson(const calib::ExposedGradient& measured,
