@@ -608,11 +608,13 @@ class Evaluator {
   }
 
   // Under forward priority the next forward awaits each group before its layers' update: one
-  // more synchronisation beside the engine per group (lenet at h=2 here: three a step).
+  // more synchronisation beside the engine per group (lenet at h=2 here: three a step), with the
+  // ranks that reduce the group, those holding the same weights (data x spatial), as a split
+  // layer's collective meets its own group's.
   double groupAwaits(int groups) const {
     const hw::Implementation& impl = cluster_.implementation;
     if (impl.syncWaitBeside <= 0 || !reducingBeside(false)) return 0;  // beside in forward: forward priority
-    return groups * impl.syncWaitBeside * skewGrowth(grid_.total());
+    return groups * impl.syncWaitBeside * skewGrowth(static_cast<std::int64_t>(grid_.data) * grid_.spatial());
   }
 
   // Reductions in flight stretch every rank's compute, but not at the same moments: a blocking

@@ -229,6 +229,19 @@ TEST_F(ThreeLayers, TheExposedGradientTimesPartsAddUpAndEachMovesWithItsOwnFigur
   EXPECT_NEAR(slow.exposedParts.total(), slow.time.gradientExposed, 1e-12);
 }
 
+// The next forward awaits a group's reduction with the ranks that reduce it, those holding the
+// same weights: on data=2 x filter=2 the two replicas of each filter slice (one of the slowest of
+// two: the wait as measured), on data=4 all four (sqrt(log2 4) of it). The 2x2 netns hosts ranked
+// LeNet's filter and channel splits against its h=2 hybrid while each await waited 1.4x.
+TEST_F(ThreeLayers, AGroupIsAwaitedWithTheRanksThatReduceIt) {
+  cluster.implementation.syncWaitBeside = 1e-3;
+  const Estimate split = estimate(in, Strategy{"data+filter", Grid{.data = 2, .filter = 2}, 8});
+  ASSERT_TRUE(split.feasible) << split.infeasibleReason;
+  EXPECT_NEAR(split.exposedParts.groupAwaits, 1e-3, 1e-15);  // one group: 21.7 KB of gradients at most
+  const Estimate data = estimate(in, Strategy{"data", Grid{.data = 4}, 8});
+  EXPECT_NEAR(data.exposedParts.groupAwaits, 1e-3 * std::sqrt(2.0), 1e-15);
+}
+
 // A spatial split's synchronisations wait beside the reductions, which keep moving meanwhile:
 // the waits land on the halo exchanges and layer collectives, and the gradient's exposed time
 // shrinks by as much (down to none) before the reduction's own wait and its group's are added.
