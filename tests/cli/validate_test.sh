@@ -32,7 +32,9 @@ expect_ok "per layer against .*paraxis-trace" validate --measured "$report" --cl
 expect_ok "^conv2 +0 +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} +[0-9]+\.[0-9]{3} " \
   validate --measured "$report" --cluster local --trace "$trace"
 expect_ok "largest misses: [a-z0-9]+ [-+][0-9]+\.[0-9]{3} ms" validate --measured "$report" --cluster local --trace "$trace"
-expect_ok "^by kind .*: conv [-+][0-9]+\.[0-9]{3} ms \([-+][0-9]+% / [-+][0-9]+%, 2 layers\)" \
+# (conv anywhere in the list, which runs largest first: on a loaded machine the few measured
+# steps' fc and pools outgrew it, 6 of 8 runs beside two busy loops.)
+expect_ok "^by kind [^:]*: (.*, )?conv [-+][0-9]+\.[0-9]{3} ms \([-+][0-9]+% / [-+][0-9]+%, 2 layers\)" \
   validate --measured "$report" --cluster local --trace "$trace"
 # The exposed gradient time as the trace takes it apart (a 1-rank run: nothing to reduce, so the
 # oracle prices none; the trace's waits are the engine's no-op awaits and the closing agreement,
