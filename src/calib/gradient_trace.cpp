@@ -23,10 +23,10 @@ bool isReduction(const TraceEvent& e) { return e.category == "engine" && e.name.
 std::map<std::size_t, StepEvents> byStep(const RankTrace& r) {
   std::map<std::size_t, StepEvents> out;
   for (const TraceEvent& e : r.events) {
-    auto it = std::upper_bound(r.steps.begin(), r.steps.end(), e.at.begin,
-                               [](double t, const TraceInterval& s) { return t < s.begin; });
-    if (it == r.steps.begin() || e.at.begin > std::prev(it)->end) continue;  // outside every measured step
-    StepEvents& s = out[static_cast<std::size_t>(std::prev(it) - r.steps.begin())];
+    // By where it begins: the engine's calls may run on past their step's end.
+    const std::ptrdiff_t step = intervalHolding(r.steps, {e.at.begin, e.at.begin});
+    if (step < 0) continue;  // outside every measured step
+    StepEvents& s = out[static_cast<std::size_t>(step)];
     const bool main = r.onMain(e);
     if (main && e.category == "forward") s.forward = e.at;
     if (main && e.category == "backward") s.backward = e.at;
@@ -71,8 +71,12 @@ void addStep(StepEvents s, Sums& sums) {
 }  // namespace
 
 ExposedGradient readExposedGradient(const std::string& path) {
+  return exposedGradient(readRankTraces(path));
+}
+
+ExposedGradient exposedGradient(const RankTraces& ranks) {
   Sums sums;
-  for (const auto& [pid, trace] : readRankTraces(path)) {
+  for (const auto& [pid, trace] : ranks) {
     for (auto& [index, step] : byStep(trace)) addStep(std::move(step), sums);
   }
   ExposedGradient out;

@@ -6,6 +6,8 @@
 // exposed gradient time against.
 #include <string>
 
+#include "calib/trace_events.hpp"
+
 namespace paraxis::calib {
 
 struct ExposedGradient {
@@ -24,5 +26,6 @@ struct ExposedGradient {
 
 // Every rank's measured steps. Throws as readRankTraces (calib/trace_events.hpp).
 ExposedGradient readExposedGradient(const std::string& path);
+ExposedGradient exposedGradient(const RankTraces& ranks);
 
 }  // namespace paraxis::calib

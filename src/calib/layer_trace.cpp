@@ -89,8 +89,12 @@ std::map<std::string, Samples> samplesOf(const RankEvents& r, const std::vector<
 }  // namespace
 
 std::vector<MeasuredLayer> readLayerTrace(const std::string& path, int rank) {
+  return layersOfTrace(readRankTraces(path), rank, path);
+}
+
+std::vector<MeasuredLayer> layersOfTrace(const RankTraces& traces, int rank, const std::string& path) {
   std::map<int, RankEvents> ranks;
-  for (const auto& [pid, trace] : readRankTraces(path)) ranks[pid] = layersOf(trace);
+  for (const auto& [pid, trace] : traces) ranks[pid] = layersOf(trace);
   // The ranks to read a layer from: `rank` first, then the others in order.
   std::vector<const std::pair<const int, RankEvents>*> order;
   if (ranks.contains(rank)) order.push_back(&*ranks.find(rank));

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "calib/trace_events.hpp"
+
 namespace paraxis::calib {
 
 // One layer's times on the rank that ran it, the medians over the measured steps' calls (a
@@ -24,5 +26,7 @@ struct MeasuredLayer {
 // (not the warm-up's, not an evaluation's). Throws ConfigError naming the file when it cannot be
 // read, is not a Chrome trace, or holds no measured step's layer.
 std::vector<MeasuredLayer> readLayerTrace(const std::string& path, int rank);
+// The same from the file's events already read (`path` names it in messages).
+std::vector<MeasuredLayer> layersOfTrace(const RankTraces& traces, int rank, const std::string& path);
 
 }  // namespace paraxis::calib

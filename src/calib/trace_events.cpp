@@ -35,9 +35,9 @@ bool namesMainThread(const nlohmann::json& e) {
 
 }  // namespace
 
-std::map<int, RankTrace> readRankTraces(const std::string& path) {
+RankTraces readRankTraces(const std::string& path) {
   const nlohmann::json events = parseTrace(path);
-  std::map<int, RankTrace> ranks;
+  RankTraces ranks;
   for (const nlohmann::json& e : events) {  // the main threads first: the metadata names them
     if (namesMainThread(e)) ranks[e.value("pid", 0)].mainThread = e.value("tid", 0);
   }
@@ -81,10 +81,11 @@ std::vector<TraceInterval> mergedIntervals(std::vector<TraceInterval> v) {
   return out;
 }
 
-bool insideAny(const std::vector<TraceInterval>& intervals, const TraceInterval& x) {
+std::ptrdiff_t intervalHolding(const std::vector<TraceInterval>& intervals, const TraceInterval& x) {
   auto it = std::upper_bound(intervals.begin(), intervals.end(), x.begin,
                              [](double t, const TraceInterval& s) { return t < s.begin; });
-  return it != intervals.begin() && x.end <= std::prev(it)->end;
+  if (it == intervals.begin() || x.end > std::prev(it)->end) return -1;
+  return std::prev(it) - intervals.begin();
 }
 
 double timeInside(const std::vector<TraceInterval>& intervals, const TraceInterval& x) {

@@ -1,6 +1,7 @@
 #pragma once
 // A `train --trace` file (docs/trace.md) read into each rank's complete events: what
 // `validate --trace` takes apart (calib/layer_trace.hpp, calib/gradient_trace.hpp).
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,15 +28,21 @@ struct RankTrace {
   bool onMain(const TraceEvent& e) const { return e.thread == mainThread; }
 };
 
-// Every rank's events, by the rank (the trace's pid). Throws NotFoundError when the file cannot
-// be read and ConfigError naming the file when it is not a Chrome trace, an event lacks its
-// times, or no rank has a measured step.
-std::map<int, RankTrace> readRankTraces(const std::string& path);
+// Every rank's events, by the rank (the trace's pid).
+using RankTraces = std::map<int, RankTrace>;
+
+// Throws NotFoundError when the file cannot be read and ConfigError naming the file when it is
+// not a Chrome trace, an event lacks its times, or no rank has a measured step.
+RankTraces readRankTraces(const std::string& path);
 
 // The intervals sorted and merged where they touch or overlap.
 std::vector<TraceInterval> mergedIntervals(std::vector<TraceInterval> v);
-// Whether `x` lies inside one of the ordered, non-overlapping `intervals`.
-bool insideAny(const std::vector<TraceInterval>& intervals, const TraceInterval& x);
+// The index of the one of the ordered, non-overlapping `intervals` that holds `x` (the last
+// that begins before it where two touch), or -1.
+std::ptrdiff_t intervalHolding(const std::vector<TraceInterval>& intervals, const TraceInterval& x);
+inline bool insideAny(const std::vector<TraceInterval>& intervals, const TraceInterval& x) {
+  return intervalHolding(intervals, x) >= 0;
+}
 // The time of the ordered, disjoint `intervals` within `x`, in microseconds.
 double timeInside(const std::vector<TraceInterval>& intervals, const TraceInterval& x);
 

@@ -201,14 +201,14 @@ std::deque<hw::Cluster> atRunSpeed(const hw::Cluster& cluster, const std::vector
   return clusters;
 }
 
-// validate --trace: the one run's layers, as its trace measured them, against the oracle's.
-std::vector<LayerComparison> tracedLayers(const Options& o, const std::vector<calib::MeasuredRun>& runs,
-                                          const std::vector<plan::PlanInputs>& in) {
+// validate --trace: the one run's trace, read once for its layers and its exposed gradient time.
+calib::RankTraces traceOfTheRun(const Options& o, const std::vector<calib::MeasuredRun>& runs) {
+  if (o.trace.empty()) return {};
   if (runs.size() != 1 || !runs.front().perIteration) {
     throw ConfigError(fmt::format("--trace: give one --measured train report, the run that wrote the trace ({} given)",
                                   runs.size() == 1 ? "a CSV row" : fmt::format("{} runs", runs.size())));
   }
-  return compareLayers(in.front(), runs.front(), o.trace);
+  return calib::readRankTraces(o.trace);
 }
 
 void runValidate(const Options& o, Context& context) {
@@ -219,9 +219,11 @@ void runValidate(const Options& o, Context& context) {
   const std::deque<hw::Cluster> slowed = o.atRunSpeed ? atRunSpeed(cluster, runs, in) : std::deque<hw::Cluster>();
   const std::vector<calib::RunComparison> rows = calib::compareRuns(in, runs);
   const std::vector<std::string> warnings = calib::machineWarnings(cluster, runs, thisHost());
-  const std::vector<LayerComparison> layers = o.trace.empty() ? std::vector<LayerComparison>{} : tracedLayers(o, runs, in);
-  const calib::ExposedGradient exposed =
-      o.trace.empty() ? calib::ExposedGradient{} : calib::readExposedGradient(o.trace);
+  const calib::RankTraces trace = traceOfTheRun(o, runs);
+  const std::vector<LayerComparison> layers = trace.empty()
+                                                  ? std::vector<LayerComparison>{}
+                                                  : compareLayers(in.front(), runs.front(), trace, o.trace);
+  const calib::ExposedGradient exposed = calib::exposedGradient(trace);
   const plan::ExposedGradientParts predictedExposed =
       rows.empty() ? plan::ExposedGradientParts{} : rows.front().estimate.exposedParts;
   if (o.json) {

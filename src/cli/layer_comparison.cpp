@@ -19,8 +19,9 @@ double LayerComparison::off() const {
 }
 
 std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const calib::MeasuredRun& run,
-                                           const std::string& tracePath) {
-  const std::vector<calib::MeasuredLayer> measured = calib::readLayerTrace(tracePath, run.breakdownRank);
+                                           const calib::RankTraces& trace, const std::string& tracePath) {
+  const std::vector<calib::MeasuredLayer> measured =
+      calib::layersOfTrace(trace, run.breakdownRank, tracePath);
   const graph::Model& model = *in.model;
   const std::vector<plan::LayerTime> predicted = plan::Oracle(in).layerTimes(run.strategy);
   std::vector<LayerComparison> rows;

@@ -27,7 +27,7 @@ struct LayerComparison {
 
 // Throws ConfigError naming `tracePath` when none of its layers is in the run's model.
 std::vector<LayerComparison> compareLayers(const plan::PlanInputs& in, const calib::MeasuredRun& run,
-                                           const std::string& tracePath);
+                                           const calib::RankTraces& trace, const std::string& tracePath);
 
 void printLayerComparison(const std::vector<LayerComparison>& rows, const std::string& tracePath,
                           std::ostream& out);
