@@ -68,12 +68,13 @@ class DataParallelStep {
   // A pass the executor schedules itself (pipeline micro-batches); false when it does not.
   bool scheduledPass(const torch::Tensor& inputs, const torch::Tensor& targets, double* loss);
   void completeGroup(int group);     // waits for and applies a pending group's update
+  double zeroGradients();            // the engine's beginStep, timed: seconds
   std::vector<std::vector<int>> groupsOfLayer_;  // IR layer -> the engine groups of its parameters
   std::vector<std::uint8_t> pending_;            // per group: reduced in the background, not yet applied
   double pendingLr_ = 0;
   bool pendingMomentum_ = true;
   double waiting_ = 0;   // seconds waited for pending groups since the last step began
-  double updating_ = 0;  // seconds of updates since the last step began
+  double updating_ = 0;  // seconds of updates and of zeroing the gradients since the last step began
   std::int64_t skipped_ = 0;
 };
 

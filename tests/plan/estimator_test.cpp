@@ -672,7 +672,9 @@ TEST(PipelineUpdate, TheStepPaysTheUpdateOfTheStageThatEndsLast) {
     const std::vector<int> stage = partitionStages(total, 2);
     ASSERT_EQ(stage, modelStages(model, 2, &cluster.device, 2));  // the stages train runs
     std::vector<double> forward(2), backward(2), update(2, cluster.device.callOverhead);
-    const double perWeight = (3 + 2 * in.optimizerStatesPerWeight) * 4 / cluster.device.memoryBandwidth;
+    // SGD reads weights, gradients and states, writes weights and states; the zeroing of the
+    // gradients writes each byte after reading it for ownership.
+    const double perWeight = (3 + 2 * in.optimizerStatesPerWeight + 2) * 4 / cluster.device.memoryBandwidth;
     for (int i = 0; i < model.size(); ++i) {
       forward[stage[i]] += layers[i].forward;
       backward[stage[i]] += layers[i].backward;

@@ -2,7 +2,8 @@
 """Holds a `train --trace` file against the run's report (`train --report`, rank 0's figures):
 - it parses as Chrome trace events, with a process per rank and named threads;
 - on every thread the events nest (each one inside the one before it, or after it ends);
-- rank 0 has one step event per iteration, the measured ones as many as the report counts;
+- rank 0 has one step event per iteration, the measured ones as many as the report counts, and
+  one `zero gradients` update inside each;
 - per kind, rank 0's time over the measured steps, divided by their number, is the report's
   time.<kind> within 5 % (plus 1 % of the iteration, for kinds of a few microseconds). A kind's
   time is its events' durations less the outermost events of other kinds they hold (docs/trace.md).
@@ -92,6 +93,11 @@ for kind, keys in KINDS.items():
     print(f"{kind:18} trace {traced * 1e3:9.3f} ms   report {want * 1e3:9.3f} ms   ({len(inside)} events)")
     check(abs(traced - want) <= 0.05 * want + 0.01 * iteration,
           f"{kind}: the trace gives {traced * 1e3:.3f} ms per iteration, the report {want * 1e3:.3f} ms")
+# Every step zeroes the gradients once, an update the breakdown counts (docs/trace.md).
+zeroings = [e for e in spans if e["pid"] == 0 and e["cat"] == "update" and e["name"] == "zero gradients"]
+check(len(zeroings) == len(steps) and all(any(spans[i]["ts"] - SLACK_US <= z["ts"] and z["ts"] + z["dur"] <= spans[i]["ts"] + spans[i]["dur"] + SLACK_US
+                                              for i in steps) for z in zeroings),
+      f"{len(zeroings)} 'zero gradients' updates for {len(steps)} steps, or one outside every step")
 backwards = [(e["ts"], e["ts"] + e["dur"]) for e in spans if e["pid"] == 0 and e["cat"] == "backward"]
 per_layer = [e for e in spans if e["pid"] == 0 and e["cat"] == "layer_backward"]
 # Executors that run a forward, then a backward (not a pipeline's or a placement's scheduled
