@@ -18,7 +18,7 @@ struct TimeBreakdown {
   double forward = 0;
   double backwardData = 0;
   double backwardWeight = 0;
-  double update = 0;
+  double update = 0;             // the optimizer step and zeroing the gradients for the next backward
   double gradientAllreduce = 0;  // total time of the gradient reduction
   double gradientExposed = 0;    // the part not hidden behind backward
   double halo = 0;
