@@ -10,7 +10,7 @@
 #
 #   scripts/validate-matrix.sh [--cluster FILE] [--quick] [--models LIST] [--iterations N] [--repeats N] [--hosts RATE]
 #                              [--keep DIR] [--fit-models LIST [--fit KIND]] [--overlap-check] [--layers]
-#                              [--recalibrate]
+#                              [--recalibrate] [--refit]
 #
 #   --cluster FILE   the cluster the predictions use (default: local, or with --hosts
 #                    scripts/clusters/netns-2x2-1gbit.yaml; a `calibrate` output)
@@ -50,6 +50,13 @@
 #                    sittings of the calibration alone move the result (2026-12-06, 2 ranks
 #                    here: two sittings 30 s apart read the memory at 30 and 46 GB/s and
 #                    put the same 20 runs at 7.2 and 13.6 %)
+#   --refit          with --quick and --keep DIR holding an earlier sitting: each of its
+#                    calibrations' devices fitted again by this build from the layer timings
+#                    kept beside it (DIR/quick.calls.json, `bench compute --from-calls`, onto
+#                    DIR/quick.yaml's network and implementation), and the kept runs predicted
+#                    with that: a change to the oracle or the fit held to the sitting in seconds,
+#                    on the same timings and runs (2026-12-06: the zeroing of the gradients
+#                    priced, twelve calibrations of six sittings 10.7 -> 9.7 %)
 #   --layers         also each run's timeline (train --trace, beside its report as .trace) and,
 #                    per model and grid, the layers its prediction misses most: validate --trace
 #                    on the repeat with the median total, the three largest misses with each
@@ -72,6 +79,7 @@ fit_kind=communication
 overlap_check=""
 layers=""
 recalibrate=""
+refit=""
 while [ $# -gt 0 ]; do
   case $1 in
     --fit) fit_kind=${2:?--fit needs factors, physical or communication}; shift 2 ;;
@@ -81,6 +89,7 @@ while [ $# -gt 0 ]; do
     --overlap-check) overlap_check=1; shift ;;
     --layers) layers=1; shift ;;
     --recalibrate) recalibrate=1; shift ;;
+    --refit) refit=1; shift ;;
     --cluster) cluster=${2:?--cluster needs a file}; shift 2 ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --iterations) iterations=${2:?--iterations needs a count}; shift 2 ;;
@@ -97,6 +106,8 @@ done
 [ -n "$cluster" ] || cluster=$([ -n "$hosts" ] && echo "$root/scripts/clusters/netns-2x2-1gbit.yaml" || echo local)
 [ -z "$recalibrate" ] || [ -n "$quick" ] ||
   { echo "validate-matrix.sh: --recalibrate: only with --quick (it repeats that calibration)" >&2; exit 2; }
+[ -z "$refit" ] || { [ -n "$quick" ] && [ -n "$keep" ]; } ||
+  { echo "validate-matrix.sh: --refit: only with --quick and --keep DIR (it fits a kept sitting's calibrations again)" >&2; exit 2; }
 [ -x "$paraxis" ] || { echo "validate-matrix.sh: $paraxis is not built (make build)" >&2; exit 2; }
 work=${keep:-$(mktemp -d /tmp/paraxis-matrix.XXXXXX)}
 mkdir -p "$work"
@@ -115,10 +126,14 @@ fi
 # quick_calibration NAME: calibrate --quick from the given cluster into $work/NAME.yaml, its layer
 # timings beside it as NAME.calls.json (`bench compute --from-calls` fits them again: a change to
 # the fit held to this sitting's runs on the same timings), kept from an earlier run with --keep.
+# Sets `calibrated` to the cluster file to predict with (with --refit, the kept one's device
+# fitted again: refit_device).
 given_cluster=$cluster
 quick_calibration() {
+  calibrated=$work/$1.yaml
   if [ -n "$keep" ] && [ -s "$work/$1.yaml" ]; then
     echo "  calibrate --quick ($1): kept from an earlier run in $keep" >&2
+    [ -z "$refit" ] || refit_device "$1"
     return
   fi
   local start=$(date +%s)
@@ -127,9 +142,20 @@ quick_calibration() {
     { echo "validate-matrix.sh: calibrate --quick ($1) failed: $(tail -1 "$work/$1.log")" >&2; exit 1; }
   echo "  calibrate --quick ($1): $(( $(date +%s) - start )) s" >&2
 }
+# refit_device NAME: the kept calibration NAME's device fitted again by this build from its layer
+# timings, onto the rest of its cluster file, as $work/NAME.refit.yaml.
+refit_device() {
+  [ -s "$work/$1.calls.json" ] ||
+    { echo "validate-matrix.sh: --refit: no layer timings kept beside $work/$1.yaml ($1.calls.json)" >&2; exit 2; }
+  "$paraxis" bench compute --from-calls "$work/$1.calls.json" --cluster "$work/$1.yaml" --out "$work/$1.refit.yaml" \
+    >"$work/$1.refit.log" 2>&1 ||
+    { echo "validate-matrix.sh: --refit ($1) failed: $(tail -1 "$work/$1.refit.log")" >&2; exit 1; }
+  calibrated=$work/$1.refit.yaml
+  echo "  calibrate --quick ($1): its device fitted again by this build ($calibrated)" >&2
+}
 if [ -n "$quick" ]; then
   quick_calibration quick
-  cluster=$work/quick.yaml
+  cluster=$calibrated
 fi
 
 # Per model: its train options. Small batches keep cosmoflow's 64^3 volumes to a fraction of a
@@ -352,11 +378,11 @@ fi
 if [ -n "$recalibrate" ]; then
   quick_calibration quick-after
   for report in "${reports[@]}"; do
-    "$paraxis" validate --measured "$report" --cluster "$work/quick-after.yaml" --json >"${report%.json}.after" ||
-      echo "  validate refused $(basename "$report") against quick-after.yaml" >&2
+    "$paraxis" validate --measured "$report" --cluster "$calibrated" --json >"${report%.json}.after" ||
+      echo "  validate refused $(basename "$report") against $(basename "$calibrated")" >&2
   done
   echo
-  echo "with a second calibrate --quick after the runs ($work/quick-after.yaml; the calibration's own spread:"
+  echo "with a second calibrate --quick after the runs ($calibrated; the calibration's own spread:"
   echo "$(grep -h '^speed probe' "$work/quick.log" "$work/quick-after.log" | sed 's/ (small-cnn.*)//' | paste -sd ';' -)):"
   summary after | grep -E "^mean absolute|^level|Kendall|over the pairs"
 fi
