@@ -112,10 +112,10 @@ void DataParallelStep::synchronize() {
   }
 }
 
-// The engine zeroes every gradient buffer before backward accumulates into it: part of the
-// optimizer's step, as in the report's `update` and the oracle's. Untimed, it had been in no
-// term of the breakdown: 2.1-2.8 ms of a ResNet-18 64² step (46.8 MB of gradients, 2 ranks),
-// 0.11-0.17 ms of LeNet's and small-cnn's, 1.4-3.2 % of each replicated step.
+// The engine zeroes every gradient buffer before backward accumulates into it: counted in
+// `update`, where the oracle prices it too, else the step holds time no term of the breakdown
+// does (2.1-2.8 ms of a ResNet-18 64² step, 46.8 MB of gradients on 2 ranks; 0.11-0.17 ms of
+// LeNet's and small-cnn's: 1.4-3.2 % of each step).
 double DataParallelStep::zeroGradients() {
   const auto begin = Clock::now();
   engine_->beginStep();
