@@ -17,9 +17,8 @@
 #   --quick          first `paraxis calibrate --quick` on the same ranks and hosts from that
 #                    cluster, and predict with what it measured (no fit to the runs)
 #   --quick-models L what --quick times the layers of (calibrate --quick-models; default
-#                    lenet,small-cnn@32,resnet18@64,cosmoflow@32: the 2-D models at the inputs
-#                    the matrix runs them at, CosmoFlow at 32^3, as a batch of 32 at 64^3 takes
-#                    minutes)
+#                    lenet,small-cnn@32,resnet18@64,cosmoflow@64: the models at the inputs the
+#                    matrix runs them at; --quick times CosmoFlow 64^3 at 3 samples and 1)
 #   --models LIST    comma-separated, NAME or NAME@INPUT (default lenet,small-cnn@32,resnet18@64,cosmoflow@64)
 #   --iterations N   per run, 3 of them warm-up (default: lenet and small-cnn 100, resnet18 30,
 #                    others 10; 2.5-10 s of steps each here: a 10-step run of a small model
@@ -73,7 +72,7 @@ repeats=3
 hosts=""
 keep=""
 quick=""
-quick_models=lenet,small-cnn@32,resnet18@64,cosmoflow@32
+quick_models=lenet,small-cnn@32,resnet18@64,cosmoflow@64
 fit_models=""
 fit_kind=communication
 overlap_check=""

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <ostream>
 #include <thread>
 
@@ -124,7 +125,7 @@ std::vector<std::vector<std::vector<calib::TimedCall>>> timeRounds(const Compute
   for (int round = 0; round < bench.rounds; ++round) {
     std::size_t at = 0;
     for (std::size_t i = 0; i < models.size(); ++i) {
-      for (const std::int64_t batch : bench.batches) {
+      for (const std::int64_t batch : batchesFor(bench, models[i])) {
         const std::string where = bench.device.cuda() ? bench.device.str()
                                                        : fmt::format("{} thread{}", bench.threads, bench.threads == 1 ? "" : "s");
         progress << fmt::format("timing {} at batch {} on {} x {} rank{} at once{} ...\n", bench.models[i], batch, where,
@@ -166,6 +167,20 @@ hw::Device withFit(const hw::Device& base, const calib::DeviceFit& fit, double p
 
 }  // namespace
 
+std::vector<std::int64_t> batchesFor(const ComputeBench& bench, const graph::Model& model) {
+  const double perSample = model.totals().forwardFlops;
+  const auto fits =
+      bench.largestPassFlops > 0 && perSample > 0
+          ? std::max<std::int64_t>(1, static_cast<std::int64_t>(bench.largestPassFlops / perSample))
+          : std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> batches;
+  for (const std::int64_t batch : bench.batches) {
+    const std::int64_t b = std::min(batch, fits);
+    if (std::find(batches.begin(), batches.end(), b) == batches.end()) batches.push_back(b);
+  }
+  return batches;
+}
+
 DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<graph::Model>& models,
                                 const hw::Device& base, double peak,
                                 const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
@@ -187,8 +202,9 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   const std::vector<std::vector<std::vector<calib::TimedCall>>> rounds = timeRounds(bench, models, comm, deadline, progress);
   const double probeAfter = probe();
   std::size_t at = 0;
-  for (const std::string& spec : bench.models) {
-    for (const std::int64_t batch : bench.batches) {
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const std::string& spec = bench.models[i];
+    for (const std::int64_t batch : batchesFor(bench, models[i])) {
       t.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec,
                            typicalOverRanks(comm, medianOverRounds(rounds[at++]), deadline));
     }

@@ -23,6 +23,10 @@ struct ComputeBench {
   // Samples per pass: each model is timed at each (the local problems of a split or a small
   // batch are small ones, and a curve fitted to large passes alone mispredicts them).
   std::vector<std::int64_t> batches{32};
+  // The most forward FLOPs one timed pass may hold (0: no limit): a model whose samples are
+  // larger is timed at fewer of them, so that the layer shapes a job runs (CosmoFlow at 64^3,
+  // 7.3 GFLOP a sample) can be timed at all without a pass of minutes and gigabytes.
+  double largestPassFlops = 0;
   int threads = 1;
   int repeats = 5;
   // Rounds over every model and batch, each call's time the median over them: the machine's
@@ -32,6 +36,10 @@ struct ComputeBench {
   std::string dtype = "fp32";  // the peak the fit may raise
   ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };
+
+// The batches `model` is timed at: each of `bench.batches` down to the most samples whose
+// forward stays within bench.largestPassFlops (at least one), without repeats, in order.
+std::vector<std::int64_t> batchesFor(const ComputeBench& bench, const graph::Model& model);
 
 // The models `specs` name (NAME or NAME@INPUT), loaded before any timing starts; a spec that does
 // not load is a ConfigError naming `option` and the spec.
