@@ -607,7 +607,7 @@ class Evaluator {
     // The next forward waits once at each group: for its reduction while that runs on, else
     // for the other ranks at its synchronisation. The reductions' waited-for time holds the
     // awaits up to its length (the 2x2 netns hosts' overlap check, lenet and resnet18@64 data=4
-    // with overlap on: the two summed put the exposed time 6-32 % over measured in eight
+    // with overlap on: the two summed put the exposed time 5-32 % over measured in eight
     // calibrations, this -6..+20 %; the netns matrix's mean error 9.2 -> 6.8 % over fourteen).
     e_.exposedParts = {waited, skewTail_, std::max(0.0, groupAwaits(r.groups) - waited)};
     t.gradientExposed = e_.exposedParts.total();

@@ -25,7 +25,7 @@ struct ComputeBench {
   std::vector<std::int64_t> batches{32};
   // The most forward FLOPs one timed pass may hold (0: no limit): a model whose samples are
   // larger is timed at fewer of them, so that the layer shapes a job runs (CosmoFlow at 64^3,
-  // 7.3 GFLOP a sample) can be timed at all without a pass of minutes and gigabytes.
+  // 8.2 GFLOP a sample) can be timed at all without a pass of minutes and gigabytes.
   double largestPassFlops = 0;
   int threads = 1;
   int repeats = 5;

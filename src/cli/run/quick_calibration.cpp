@@ -248,7 +248,7 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
   // The device first: the reductions' gamma reads its memory bandwidth.
   bench.batches = {32, 4, 1};
   // CosmoFlow at 32^3 over 32 samples, the largest default pass (29 GFLOP), keeps its batches;
-  // a model of larger samples is timed at fewer (CosmoFlow at 64^3: 4 and 1).
+  // a model of larger samples is timed at fewer (CosmoFlow at 64^3: 3 and 1).
   bench.largestPassFlops = 32e9;
   r.models = bench.models;
   bench.rounds = 3;
