@@ -116,26 +116,54 @@ void measureCache(const comm::Communicator& comm, double deadline, calib::SavedT
   }
 }
 
-// Every model at every batch, `bench.rounds` times over: per model and batch, per round, its calls.
+// One timed pass: a model (its index in bench.models) at a batch.
+struct TimedPass {
+  std::size_t model;
+  std::int64_t batch;
+};
+
+// Every model at each of `bench.batches` down to the most samples whose forward stays within
+// bench.largestPassFlops (at least one), without repeats, in order.
+std::vector<TimedPass> passesOf(const ComputeBench& bench, const std::vector<graph::Model>& models) {
+  std::vector<TimedPass> passes;
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const double perSample = models[i].totals().forwardFlops;
+    const auto fits =
+        bench.largestPassFlops > 0 && perSample > 0
+            ? std::max<std::int64_t>(1, static_cast<std::int64_t>(bench.largestPassFlops / perSample))
+            : std::numeric_limits<std::int64_t>::max();
+    const std::size_t first = passes.size();
+    for (const std::int64_t batch : bench.batches) {
+      const std::int64_t b = std::min(batch, fits);
+      const bool timed = std::any_of(passes.begin() + static_cast<std::ptrdiff_t>(first), passes.end(),
+                                     [&](const TimedPass& p) { return p.batch == b; });
+      if (!timed) passes.push_back({i, b});
+    }
+  }
+  return passes;
+}
+
+// Every pass `bench.rounds` times over: per pass, per round, its calls.
 std::vector<std::vector<std::vector<calib::TimedCall>>> timeRounds(const ComputeBench& bench,
                                                                    const std::vector<graph::Model>& models,
-                                                                   const comm::Communicator& comm, double deadline,
-                                                                   std::ostream& progress) {
-  std::vector<std::vector<std::vector<calib::TimedCall>>> rounds;  // per model and batch, per round
+                                                                   const std::vector<TimedPass>& passes,
+                                                                   const comm::Communicator& comm,
+                                                                   double deadline, std::ostream& progress) {
+  std::vector<std::vector<std::vector<calib::TimedCall>>> rounds(passes.size());  // per pass, per round
+  const std::string where = bench.device.cuda()
+                                ? bench.device.str()
+                                : fmt::format("{} thread{}", bench.threads, bench.threads == 1 ? "" : "s");
   for (int round = 0; round < bench.rounds; ++round) {
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < models.size(); ++i) {
-      for (const std::int64_t batch : batchesFor(bench, models[i])) {
-        const std::string where = bench.device.cuda() ? bench.device.str()
-                                                       : fmt::format("{} thread{}", bench.threads, bench.threads == 1 ? "" : "s");
-        progress << fmt::format("timing {} at batch {} on {} x {} rank{} at once{} ...\n", bench.models[i], batch, where,
-                                comm.size(), comm.size() == 1 ? "" : "s",
-                                bench.rounds > 1 ? fmt::format(" (round {} of {})", round + 1, bench.rounds) : "");
-        progress.flush();
-        if (round == 0) rounds.emplace_back();
-        rounds[at++].push_back(calib::benchLayers(models[i], batch, bench.threads, bench.repeats,
-                                                  [&] { comm::barrier(comm, deadline); }, bench.device));
-      }
+    for (std::size_t at = 0; at < passes.size(); ++at) {
+      const TimedPass& p = passes[at];
+      progress << fmt::format(
+          "timing {} at batch {} on {} x {} rank{} at once{} ...\n", bench.models[p.model], p.batch, where,
+          comm.size(), comm.size() == 1 ? "" : "s",
+          bench.rounds > 1 ? fmt::format(" (round {} of {})", round + 1, bench.rounds) : "");
+      progress.flush();
+      rounds[at].push_back(calib::benchLayers(
+          models[p.model], p.batch, bench.threads, bench.repeats, [&] { comm::barrier(comm, deadline); },
+          bench.device));
     }
   }
   return rounds;
@@ -167,20 +195,6 @@ hw::Device withFit(const hw::Device& base, const calib::DeviceFit& fit, double p
 
 }  // namespace
 
-std::vector<std::int64_t> batchesFor(const ComputeBench& bench, const graph::Model& model) {
-  const double perSample = model.totals().forwardFlops;
-  const auto fits =
-      bench.largestPassFlops > 0 && perSample > 0
-          ? std::max<std::int64_t>(1, static_cast<std::int64_t>(bench.largestPassFlops / perSample))
-          : std::numeric_limits<std::int64_t>::max();
-  std::vector<std::int64_t> batches;
-  for (const std::int64_t batch : bench.batches) {
-    const std::int64_t b = std::min(batch, fits);
-    if (std::find(batches.begin(), batches.end(), b) == batches.end()) batches.push_back(b);
-  }
-  return batches;
-}
-
 DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<graph::Model>& models,
                                 const hw::Device& base, double peak,
                                 const comm::Communicator& comm, std::int64_t ranksPerNode, double deadline,
@@ -199,15 +213,14 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   };
   const double probeBefore = probe();
   if (!bench.device.cuda()) measureCache(comm, deadline, t, progress);
-  const std::vector<std::vector<std::vector<calib::TimedCall>>> rounds = timeRounds(bench, models, comm, deadline, progress);
+  const std::vector<TimedPass> passes = passesOf(bench, models);
+  const std::vector<std::vector<std::vector<calib::TimedCall>>> rounds =
+      timeRounds(bench, models, passes, comm, deadline, progress);
   const double probeAfter = probe();
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < models.size(); ++i) {
-    const std::string& spec = bench.models[i];
-    for (const std::int64_t batch : batchesFor(bench, models[i])) {
-      t.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, batch) : spec,
-                           typicalOverRanks(comm, medianOverRounds(rounds[at++]), deadline));
-    }
+  for (std::size_t at = 0; at < passes.size(); ++at) {
+    const std::string& spec = bench.models[passes[at].model];
+    t.timed.emplace_back(bench.batches.size() > 1 ? fmt::format("{} x{}", spec, passes[at].batch) : spec,
+                         typicalOverRanks(comm, medianOverRounds(rounds[at]), deadline));
   }
   t.probeBefore = meanOverRanks(comm, probeBefore, deadline);
   t.probeAfter = meanOverRanks(comm, probeAfter, deadline);

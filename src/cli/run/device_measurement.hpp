@@ -37,10 +37,6 @@ struct ComputeBench {
   ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };
 
-// The batches `model` is timed at: each of `bench.batches` down to the most samples whose
-// forward stays within bench.largestPassFlops (at least one), without repeats, in order.
-std::vector<std::int64_t> batchesFor(const ComputeBench& bench, const graph::Model& model);
-
 // The models `specs` name (NAME or NAME@INPUT), loaded before any timing starts; a spec that does
 // not load is a ConfigError naming `option` and the spec.
 std::vector<graph::Model> loadModels(const std::vector<std::string>& specs, const std::string& option);
