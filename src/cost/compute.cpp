@@ -161,6 +161,7 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
     if (curveShare != flopShare && flopShare > 0) pass->curveFlops = pass->flops * (curveShare / flopShare);
   }
   w.backwardWeight.weightGradient = true;
+  w.backwardWeight.filterShare = weighted ? s.outputChannels : 1;
   if (weighted) {
     w.tileWaste = channelTileWaste(channelTile, inputChannels, static_cast<double>(layer.output.channels),
                                    s.inputChannels, s.outputChannels);
@@ -180,11 +181,12 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
                    int memoryKind) {
   if (work.flops <= 0 && work.bytes <= 0) return 0;
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
-  const double efficiency = work.flops > 0 && memoryKind < 0
-                                ? device.efficiencyOf(kernel, backward, std::log(work.curveKey())) *
-                                      device.shapeFactor(kernel, work.rows, work.native, work.depth,
-                                                         work.weightGradient, work.resident, work.strided)
-                                : 1;
+  const double efficiency =
+      work.flops > 0 && memoryKind < 0
+          ? device.efficiencyOf(kernel, backward, std::log(work.curveKey())) *
+                device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient,
+                                   work.resident, work.strided, work.filterShare)
+          : 1;
   const double compute = work.flops > 0 ? work.flops / (peak * efficiency) : 0;
   const double memory = work.bytes * device.secondsPerByte(work.bytes, memoryKind, backward);
   return device.callOverhead + std::max(compute, memory) + serialSeconds(device, work);
@@ -209,8 +211,9 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   // gradients of weighted layers usually cost what forward costs: look the curve up once.
   auto efficiency = [&](const PassWork& pass, bool backward) {
     if (work.memoryKind >= 0) return 1.0;  // a memory-bound kind's arithmetic runs at the peak
-    const double shape = device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth,
-                                            pass.weightGradient, pass.resident, pass.strided);
+    const double shape =
+        device.shapeFactor(work.kernel, pass.rows, pass.native, pass.depth, pass.weightGradient,
+                           pass.resident, pass.strided, pass.filterShare);
     if (device.efficiencyFloor > 0 &&
         pass.flops / (peak * device.efficiencyFloor * shape) <= memorySeconds(pass, backward)) {
       return device.efficiencyFloor * shape;
@@ -221,7 +224,8 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
     const bool sameShape =
-        !pass.weightGradient || work.kernel < 0 || device.kernels[work.kernel].weightShare(pass.native, pass.depth) == 1;
+        !pass.weightGradient || work.kernel < 0 ||
+        device.kernels[work.kernel].weightShare(pass.native, pass.depth, pass.filterShare) == 1;
     const bool asForward = pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) && sameShape;
     return asForward ? forward : efficiency(pass, true);
   };
@@ -326,7 +330,9 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
   const double shapeFactor =
       p.weighted ? device.shapeFactor(p.kernel, rows, native, depth, false, s.weightsResident, p.strided) : 1;
   const double weightShapeFactor =
-      p.weighted && p.kernel >= 0 ? shapeFactor * device.kernels[p.kernel].weightShare(native, depth) : shapeFactor;
+      p.weighted && p.kernel >= 0
+          ? shapeFactor * device.kernels[p.kernel].weightShare(native, depth, s.outputChannels)
+          : shapeFactor;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
     const double flops = p.flops[k] * flopShare;

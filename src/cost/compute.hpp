@@ -46,6 +46,7 @@ struct PassWork {
   bool native = false;  // LibTorch runs it with its own kernel (runsNativeKernel)
   double depth = 0;     // its reduction depth: local input channels per group x kernel volume (0: unknown)
   bool weightGradient = false;  // the weight-gradient pass (hw::KernelCurves::narrowWeightDepth)
+  double filterShare = 1;  // the share of the layer's filters it computes (hw::KernelCurves::weightShare)
   double resident = 0;  // the share of its weights in the cache (LocalShare::weightsResident)
   // The FLOPs its efficiency curve is read at (curveFlopShare of the layer's per sample). 0: `flops`.
   double curveFlops = 0;

@@ -104,10 +104,15 @@ struct KernelCurves {
   // kernels lack (CosmoFlow's conv1, 4 channels x 27 taps, took 3.2-3.4x its forward's time
   // backward at batches 4-32 where its conv2 over 16 channels took 2.2-2.3x and LibTorch's own
   // one-sample kernel 1.1x). 0: no such filters.
+  // What the slow path adds is laying its input out (positions x depth), as much for a few
+  // filters as for all: split by filters (`filterShare` of them a rank) only the product
+  // shrinks. CosmoFlow 64^3's conv1 at batch 2 took 66 ms for its weight pass over 32 filters
+  // and 53 ms over 16, where the whole rate over half the work said 33.
   double narrowWeightDepth = 0;
   double narrowWeightShare = 1;
-  double weightShare(bool native, double depth) const {
-    return !native && depth > 0 && depth < narrowWeightDepth ? narrowWeightShare : 1;
+  double weightShare(bool native, double depth, double filterShare = 1) const {
+    if (native || depth <= 0 || depth >= narrowWeightDepth || narrowWeightShare <= 0) return 1;
+    return 1 / (1 + (1 / narrowWeightShare - 1) / filterShare);
   }
   // Whether a weight pass's shape share can differ from the other passes'.
   bool weightPassDiffers() const { return narrowWeightDepth > 0 && narrowWeightShare != 1; }
@@ -120,13 +125,13 @@ struct KernelCurves {
   double stridedShare = 1;
   double strideShare(bool native, bool strided) const { return strided && !native ? stridedShare : 1; }
   // The share of the curve's rate a call over `rows`, native or not, summing `depth` terms per
-  // output reaches (a weight pass: with `depth` weights per filter; `resident`: the share of
-  // its weights in the cache; `strided`: over a stride above 1): rowsShare of each at its half
-  // rate (an unknown 0 costs nothing).
+  // output reaches (a weight pass: with `depth` weights per filter, `filterShare` of the
+  // layer's filters; `resident`: the share of its weights in the cache; `strided`: over a
+  // stride above 1): rowsShare of each at its half rate (an unknown 0 costs nothing).
   double shapeShare(double rows, bool native, double depth, bool weightPass = false, double resident = 0,
-                    bool strided = false) const {
+                    bool strided = false, double filterShare = 1) const {
     return rowsShare(rows, halfRateRowsAt(native, resident)) * rowsShare(depth, halfRateDepth) *
-           (weightPass ? weightShare(native, depth) : 1) * strideShare(native, strided);
+           (weightPass ? weightShare(native, depth, filterShare) : 1) * strideShare(native, strided);
   }
 };
 
@@ -282,8 +287,10 @@ struct Device {
   // The share of its curve's rate a call of `kernel` reaches for its shape (KernelCurves::shapeShare;
   // native: cost::runsNativeKernel); 1 for no matrix kernel.
   double shapeFactor(int kernel, double rows, bool native, double depth, bool weightPass = false,
-                     double resident = 0, bool strided = false) const {
-    return kernel >= 0 ? kernels[kernel].shapeShare(rows, native, depth, weightPass, resident, strided) : 1;
+                     double resident = 0, bool strided = false, double filterShare = 1) const {
+    return kernel >= 0
+               ? kernels[kernel].shapeShare(rows, native, depth, weightPass, resident, strided, filterShare)
+               : 1;
   }
   // Bytes of the last-level cache one rank keeps with its node's ranks computing at once
   // (calibrate --quick and bench compute: a stream's rate over growing buffers, every rank at

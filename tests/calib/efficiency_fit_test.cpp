@@ -281,6 +281,8 @@ TEST(EfficiencyFit, FindsTheNarrowFiltersOfASlowWeightPass) {
   EXPECT_EQ(fitted.halfRateDepth, 64);
   EXPECT_DOUBLE_EQ(fitted.weightShare(false, 27), 0.4);
   EXPECT_DOUBLE_EQ(fitted.weightShare(false, 108), 0.4);
+  // Half the filters: half the product (0.4 of the time) beside the whole layout (1.5): 1/(1 + 3).
+  EXPECT_DOUBLE_EQ(fitted.weightShare(false, 108, 0.5), 0.25);
   EXPECT_DOUBLE_EQ(fitted.weightShare(false, 432), 1);
   const hw::Device plain = computeBoundConvolutions(0.6, {.halfRateDepth = 64});
   EXPECT_FALSE(fitDevice(timedOn(plain), 1e11, 0).kernels[conv].weightPassDiffers());
