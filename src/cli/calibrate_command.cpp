@@ -49,6 +49,7 @@ struct Options : ModelSource {
   bool quick = false;   // calibrate --quick: micro-benchmarks instead of runs
   std::vector<std::string> quickModels;  // --quick-models: whose layers --quick times
   std::string saveCalls;                 // --save-calls: where --quick writes its layer timings
+  double steadyWithin = 100 * kSteadySpread;  // --steady-within (%)
   bool atRunSpeed = false;  // validate: each run predicted at the speed its probe measured
   std::string trace;        // validate: the one run's train --trace, held against it layer by layer
   CLI::Option* modelOption = nullptr;
@@ -485,17 +486,30 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
   c->add_option("--save-calls", o->saveCalls,
                 "with --quick: also write the layer timings the device fit rests on (JSON; 'bench compute --from-calls' "
                 "fits them again)");
+  c->add_option(
+       "--steady-within", o->steadyWithin,
+       fmt::format(
+           "with --quick: the most the speed probe may move (%, slower over faster) while the layers are "
+           "timed before they are timed once more, the steadier kept (default {:g})",
+           100 * kSteadySpread))
+      ->check(aboveUpTo(0, 1000));
   c->callback([o, c, &context] {
     if (!o->quick && !o->quickModels.empty()) throw ConfigError("calibrate: --quick-models needs --quick");
+    if (!o->quick && c->count("--steady-within") > 0)
+      throw ConfigError("calibrate: --steady-within needs --quick");
     if (!o->quick && !o->saveCalls.empty()) throw ConfigError("calibrate: --save-calls needs --quick");
     if (o->quick) {
       if (!o->measured.empty()) throw ConfigError("calibrate: give either --quick or --measured, not both");
       const bool given = o->clusterOption != nullptr && o->clusterOption->count() > 0;
       if (context.runtime == nullptr) handOff(context, "calibrate --quick");
-      return context.runtime->quickCalibration(
-          {.cluster = given ? o->cluster : "local", .dtype = o->dtype, .models = o->quickModels, .out = o->out,
-           .saveCalls = o->saveCalls, .json = o->json},
-          *c, context);
+      return context.runtime->quickCalibration({.cluster = given ? o->cluster : "local",
+                                                .dtype = o->dtype,
+                                                .models = o->quickModels,
+                                                .out = o->out,
+                                                .saveCalls = o->saveCalls,
+                                                .steadySpread = o->steadyWithin / 100,
+                                                .json = o->json},
+                                               *c, context);
     }
     requireMeasured(*o, "calibrate");
     runCalibrate(*o, context);

@@ -15,6 +15,10 @@ namespace paraxis::cli {
 
 struct Context;
 
+// The speed probe's spread (the slower reading over the faster, less 1) over which calibrate
+// --quick times the layers once more (--steady-within).
+inline constexpr double kSteadySpread = 0.2;
+
 // `paraxis calibrate --quick`: a cluster file from micro-benchmarks of this job's machine
 // (cli/run/quick_calibration.cpp says what is timed).
 struct QuickCalibration {
@@ -23,6 +27,7 @@ struct QuickCalibration {
   std::vector<std::string> models;  // whose layers it times (NAME or NAME@INPUT); empty: ComputeBench's
   std::string out;
   std::string saveCalls;  // also write the layer timings here (bench compute --from-calls fits them again)
+  double steadySpread = kSteadySpread;
   bool json = false;
 };
 

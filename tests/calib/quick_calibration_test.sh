@@ -167,6 +167,20 @@ for forced in auto ring; do
   [ "$ran" = "$expected" ] && pass || fail "train --cluster 2x2 --allreduce $forced ran '$ran', expected $expected"
 done
 
+# --steady-within: where the speed probe moves more than that while the layers are timed, they
+# are timed once more (never a third time), the steadier timing kept; no two readings are equal
+# to a thousandth of a percent, so this one always times twice.
+if "${mpirun[@]}" -np 2 "$paraxis" calibrate --quick --quick-models lenet --steady-within 0.001 --out "$work/steady.yaml" \
+     --save-calls "$work/steady.calls.json" >"$work/steady.out" 2>"$work/steady.err"; then
+  again=$(grep -c "while the layers were timed: timing them again (attempt 2 of 2)" "$work/steady.out")
+  [ "$again" -eq 1 ] && [ -s "$work/steady.yaml" ] && grep -q "speed_probe:" "$work/steady.yaml" && pass ||
+    fail "--steady-within 0.001: timed again $again time(s), expected once; $(tail -2 "$work/steady.err")"
+else
+  fail "calibrate --quick --steady-within 0.001: $(tail -3 "$work/steady.err")"
+fi
+err=$("$paraxis" calibrate --measured x.csv --steady-within 5 2>&1 >/dev/null); code=$?
+[ "$code" -eq 2 ] && grep -q "steady-within needs --quick" <<<"$err" && pass || fail "--steady-within without --quick: $code $err"
+
 # The job must match the cluster: two ranks on one host are not two one-device nodes.
 err=$("${mpirun[@]}" -np 2 "$paraxis" calibrate --quick --cluster "$data/two_hosts.yaml" 2>&1 >/dev/null); code=$?
 if [ "$code" -eq 2 ] && grep -q "places 1 devices per node on 2 node(s), but this job runs 2 rank(s) on 1 host(s)" <<<"$err"; then

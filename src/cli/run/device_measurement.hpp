@@ -11,6 +11,7 @@
 #include "calib/cache_share.hpp"
 #include "calib/efficiency_fit.hpp"
 #include "calib/saved_timings.hpp"
+#include "cli/runtime.hpp"
 #include "comm/communicator.hpp"
 #include "core/compute_device.hpp"
 #include "graph/model.hpp"
@@ -33,6 +34,12 @@ struct ComputeBench {
   // speed drifts over seconds on a shared VM, and a slow spell then slows one round of every
   // layer instead of every pass of a few models' layers.
   int rounds = 1;
+  // Timings of every pass in all: the passes are timed again while the speed probe before and
+  // after them lies more than steadySpread apart (probeSpread), and the steadiest timing is kept. A shared
+  // VM's slow spell can outlast a calibration's ~20 s of layers: m82's read 6.95 ms before
+  // and 9.06 after, where the runs minutes later read 5.6 and sat 21 % faster than predicted.
+  int attempts = 1;
+  double steadySpread = kSteadySpread;
   std::string dtype = "fp32";  // the peak the fit may raise
   ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };
@@ -86,6 +93,9 @@ std::string speedProbeText(const hw::Device& device);
 // than kSpeedDrift apart (the machine's speed moved while its layers were timed), else "".
 std::string speedDriftText(const DeviceMeasurement& m);
 inline constexpr double kSpeedDrift = 0.1;
+// The spread of two readings of the speed probe: the slower over the faster, less 1 (0 where
+// one is missing). Over ComputeBench::steadySpread the layers are timed again.
+double probeSpread(double before, double after);
 // "sharing: one rank alone ran the speed probe in 6.18 ms, each with 2 ranks a node at once
 // 7.11 ms: a rank alone computes 1.15x as fast (...)", or why it was not measured.
 std::string sharingText(const DeviceMeasurement& m);
