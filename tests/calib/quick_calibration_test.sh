@@ -171,10 +171,19 @@ done
 # are timed once more (never a third time), the steadier timing kept; no two readings are equal
 # to a thousandth of a percent, so this one always times twice.
 if "${mpirun[@]}" -np 2 "$paraxis" calibrate --quick --quick-models lenet --steady-within 0.001 --out "$work/steady.yaml" \
-     --save-calls "$work/steady.calls.json" >"$work/steady.out" 2>"$work/steady.err"; then
-  again=$(grep -c "while the layers were timed: timing them again (attempt 2 of 2)" "$work/steady.out")
-  [ "$again" -eq 1 ] && [ -s "$work/steady.yaml" ] && grep -q "speed_probe:" "$work/steady.yaml" && pass ||
-    fail "--steady-within 0.001: timed again $again time(s), expected once; $(tail -2 "$work/steady.err")"
+     --json >"$work/steady.json" 2>"$work/steady.err"; then
+  verdict=$(python3 - "$work/steady.json" "$work/steady.yaml" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+before, after, probe = d["speed_probe_before_s"], d["speed_probe_after_s"], d["speed_probe_s"]
+written = float(re.search(r"^  speed_probe: (\S+)$", open(sys.argv[2]).read(), re.M).group(1))
+problems = [] if d["layer_timings"] == 2 else [f"layer timings {d['layer_timings']}"]
+if not (0 < before and 0 < after and abs(probe - (before + after) / 2) < 1e-12 * probe): problems.append(f"probes {before} {after} {probe}")
+if abs(written / probe - 1) > 1e-5: problems.append(f"speed_probe written {written}, measured {probe}")
+print("; ".join(problems) or "ok")
+PY
+)
+  [ "$verdict" = ok ] && pass || fail "--steady-within 0.001: $verdict"
 else
   fail "calibrate --quick --steady-within 0.001: $(tail -3 "$work/steady.err")"
 fi

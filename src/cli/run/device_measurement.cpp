@@ -199,6 +199,7 @@ using Rounds = std::vector<std::vector<std::vector<calib::TimedCall>>>;
 struct ProbedRounds {
   double before = 0, after = 0;
   Rounds rounds;
+  int attempts = 0;  // of timing every pass, this one the steadiest
 };
 
 // The passes timed (bench.rounds rounds of each) between two speed probes, again while the probes
@@ -223,6 +224,7 @@ ProbedRounds timeSteadily(const ComputeBench& bench, const std::vector<graph::Mo
     t.after = probe();
     const double spread = probeSpread(t.before, t.after);
     if (attempt == 1 || spread < probeSpread(best.before, best.after)) best = std::move(t);
+    best.attempts = attempt;
     if (spread <= bench.steadySpread || attempt == bench.attempts) break;
     progress << fmt::format(
         "the speed probe moved {:.0f} % while the layers were timed: timing them again (attempt "
@@ -255,7 +257,9 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   t.probeBefore = timed.before;
   t.probeAfter = timed.after;
   if (!bench.device.cuda() && ranksPerNode > 1) measureSharing(comm, deadline, t, progress);
-  return fitTimings(std::move(t), base, peak, bench.dtype);
+  DeviceMeasurement m = fitTimings(std::move(t), base, peak, bench.dtype);
+  m.layerTimings = timed.attempts;
+  return m;
 }
 
 DeviceMeasurement fitTimings(calib::SavedTimings timings, const hw::Device& base, double peak, const std::string& dtype) {

@@ -60,6 +60,7 @@ struct DeviceMeasurement {
   calib::DeviceFit fit;
   hw::Device fitted;     // `base` with what the calls pinned replaced (its sharing measured)
   calib::CacheFit cache; // the cache share fitted to the stream (a GPU keeps fitted.cacheShare 0)
+  int layerTimings = 1;  // how many times every pass was timed (ComputeBench::attempts): the steadiest kept
 };
 
 // Collective over `comm`: every rank times the same passes of `models` (loadModels(bench.models)) at once (lined up by a barrier with

@@ -471,15 +471,26 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
              {{"skew", k.sittingSkew}, {"skew_beside", k.sittingSkewBeside}, {"sync_wait_s", k.sittingSyncWait},
               {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
   }
-  return {{"cluster", r.calibrated.name}, {"ranks", r.ranks}, {"hosts", r.hosts}, {"seconds", r.seconds},
+  return {{"cluster", r.calibrated.name},
+          {"ranks", r.ranks},
+          {"hosts", r.hosts},
+          {"seconds", r.seconds},
           {"models", r.models},
-          {"paths", links}, {"overlap", overlap}, {"skew", skew}, {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
-          {"efficiency", efficiency}, {"speed_probe_s", r.calibrated.device.speedProbe},
+          {"paths", links},
+          {"overlap", overlap},
+          {"skew", skew},
+          {"memory_bandwidth_bytes_per_s", r.calibrated.device.memoryBandwidth},
+          {"efficiency", efficiency},
+          {"speed_probe_s", r.calibrated.device.speedProbe},
+          {"speed_probe_before_s", r.device.timings.probeBefore},
+          {"speed_probe_after_s", r.device.timings.probeAfter},
+          {"layer_timings", r.device.layerTimings},
           {"sharing", sharingJson(r.device)},
           {"cache", cacheJson(r.device)},
           {"traffic_counts_at_limit", calib::trafficCountsAtTheirLimit(r.calibrated.device)},
           {"wire_conversion_bytes_per_s",
-           {{"f16", r.calibrated.implementation.wireConversion.f16}, {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
+           {{"f16", r.calibrated.implementation.wireConversion.f16},
+            {"bf16", r.calibrated.implementation.wireConversion.bf16}}},
           {"wrote", written}};
 }
 
