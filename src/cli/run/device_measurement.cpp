@@ -199,7 +199,7 @@ using Rounds = std::vector<std::vector<std::vector<calib::TimedCall>>>;
 struct ProbedRounds {
   double before = 0, after = 0;
   Rounds rounds;
-  int attempts = 0;  // of timing every pass, this one the steadiest
+  int attempts = 0;  // timings of every pass made in all, this one the steadiest
 };
 
 // The passes timed (bench.rounds rounds of each) between two speed probes, again while the probes

@@ -35,9 +35,10 @@ struct ComputeBench {
   // layer instead of every pass of a few models' layers.
   int rounds = 1;
   // Timings of every pass in all: the passes are timed again while the speed probe before and
-  // after them lies more than steadySpread apart (probeSpread), and the steadiest timing is kept. A shared
-  // VM's slow spell can outlast a calibration's ~20 s of layers: m82's read 6.95 ms before
-  // and 9.06 after, where the runs minutes later read 5.6 and sat 21 % faster than predicted.
+  // after them lies more than steadySpread apart (probeSpread), the steadiest timing kept. A
+  // shared VM's slow spell can outlast a calibration's ~20 s of layers: m82's read 6.95 ms
+  // before and 9.06 after, where the runs minutes later read 5.6 and sat 21 % faster than
+  // predicted.
   int attempts = 1;
   double steadySpread = kSteadySpread;
   std::string dtype = "fp32";  // the peak the fit may raise
@@ -60,7 +61,7 @@ struct DeviceMeasurement {
   calib::DeviceFit fit;
   hw::Device fitted;     // `base` with what the calls pinned replaced (its sharing measured)
   calib::CacheFit cache; // the cache share fitted to the stream (a GPU keeps fitted.cacheShare 0)
-  int layerTimings = 1;  // how many times every pass was timed (ComputeBench::attempts): the steadiest kept
+  int layerTimings = 1;  // how many times every pass was timed (ComputeBench::attempts), the steadiest kept
 };
 
 // Collective over `comm`: every rank times the same passes of `models` (loadModels(bench.models)) at once (lined up by a barrier with
