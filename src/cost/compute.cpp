@@ -92,6 +92,40 @@ double columnElements(const NativeKernelRule& rule, double forwardFlops, const L
   return rule.columnsPerFlop * forwardFlops * s.samples * s.spatial * (rule.transposed ? s.outputChannels : s.inputChannels);
 }
 
+double paddedTapShare(const graph::Layer& layer, const graph::TensorShape& input, int dim) {
+  if (layer.kind != graph::LayerKind::kConv || dim < 0 || dim >= input.rank() || dim >= layer.output.rank())
+    return 0;
+  const auto& a = layer.as<graph::ConvAttrs>();
+  auto at = [dim](const graph::Dims& v, std::int64_t fallback) {
+    if (v.empty()) return fallback;
+    return v.size() == 1 ? v.front() : v.at(static_cast<std::size_t>(dim));
+  };
+  const std::int64_t k = at(a.kernel, 1), s = at(a.stride, 1), p = at(a.padding, 0), d = at(a.dilation, 1);
+  const std::int64_t extent = input.spatial[static_cast<std::size_t>(dim)];
+  const std::int64_t outputs = layer.output.spatial[static_cast<std::size_t>(dim)];
+  if (p <= 0 || outputs <= 0 || k <= 0) return 0;
+  // Only the outputs within a kernel's span of an edge can reach the padding.
+  std::int64_t padded = 0;
+  auto count = [&](std::int64_t o) {
+    for (std::int64_t j = 0; j < k; ++j) {
+      const std::int64_t i = o * s - p + j * d;
+      padded += i < 0 || i >= extent ? 1 : 0;
+    }
+  };
+  const std::int64_t reach = (p + (k - 1) * d) / std::max<std::int64_t>(1, s) + 1;
+  for (std::int64_t o = 0; o < std::min(outputs, reach); ++o) count(o);
+  for (std::int64_t o = std::max(reach, outputs - reach); o < outputs; ++o) count(o);
+  return static_cast<double>(padded) / static_cast<double>(k * outputs);
+}
+
+double windowTapScale(const double* padded, std::span<const int> splits) {
+  double scale = 1;
+  for (std::size_t d = 0; d < splits.size() && d < 3; ++d) {
+    if (splits[d] > 1 && padded[d] < 1) scale /= 1 - padded[d];
+  }
+  return scale;
+}
+
 bool isStrided(const graph::Layer& layer) {
   if (layer.kind != graph::LayerKind::kConv && layer.kind != graph::LayerKind::kDeconv) return false;
   const auto& stride = layer.as<graph::ConvAttrs>().stride;
@@ -143,14 +177,27 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   const bool native = w.kernel >= 0 && runsNativeKernel(nativeRule, s);
   if (native) w.columnBytes = columnElements(nativeRule, static_cast<double>(c.forwardFlops), s) * delta;
   const double columns = device.nativeColumnTraffic * w.columnBytes;
-  w.forward = {c.forwardFlops * flopShare, in + out + weights, rows, s.samples,
-               (accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, native) : 0) + columns, native};
-  w.backwardData = {c.backwardDataFlops * flopShare, c.backwardDataFlops > 0 ? in + out + weights : 0, rows, s.samples,
-                    c.backwardDataFlops > 0 ? columns : 0, native};
+  const double taps = s.tapScale;  // the window's padding taps: arithmetic, not the curve's key
+  w.forward = {c.forwardFlops * flopShare * taps,
+               in + out + weights,
+               rows,
+               s.samples,
+               (accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, native) : 0) + columns,
+               native};
+  w.backwardData = {c.backwardDataFlops * flopShare * taps,
+                    c.backwardDataFlops > 0 ? in + out + weights : 0,
+                    rows,
+                    s.samples,
+                    c.backwardDataFlops > 0 ? columns : 0,
+                    native};
   const double weightPass =
       accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples, native) : weights;
-  w.backwardWeight = {c.backwardWeightFlops * flopShare, c.backwardWeightFlops > 0 ? in + out + weightPass : 0, rows,
-                      s.samples, c.backwardWeightFlops > 0 ? columns : 0, native};
+  w.backwardWeight = {c.backwardWeightFlops * flopShare * taps,
+                      c.backwardWeightFlops > 0 ? in + out + weightPass : 0,
+                      rows,
+                      s.samples,
+                      c.backwardWeightFlops > 0 ? columns : 0,
+                      native};
   const double depth = reductionDepth(layer) * s.inputChannels;
   const double curveShare = curveFlopShare(s, weighted, device);
   const bool strided = isStrided(layer);
@@ -158,7 +205,9 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
     pass->depth = depth;
     pass->resident = s.weightsResident;
     pass->strided = strided;
-    if (curveShare != flopShare && flopShare > 0) pass->curveFlops = pass->flops * (curveShare / flopShare);
+    if ((curveShare != flopShare || taps != 1) && flopShare > 0) {
+      pass->curveFlops = pass->flops / taps * (curveShare / flopShare);
+    }
   }
   w.backwardWeight.weightGradient = true;
   w.backwardWeight.filterShare = weighted ? s.outputChannels : 1;
@@ -264,6 +313,8 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
     }
     p.native = nativeKernelRule(layer, input.output);
     p.strided = isStrided(layer);
+    for (int d = 0; d < std::min(3, layer.output.rank()); ++d)
+      p.paddedTaps[d] = paddedTapShare(layer, input.output, d);
   }
   return out;
 }
@@ -335,7 +386,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
           : shapeFactor;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
-    const double flops = p.flops[k] * flopShare;
+    const double flops =
+        p.flops[k] * flopShare * s.tapScale;  // the curve is read at the whole's (curveShare)
     const int direction = k > 0 ? 1 : 0;
     const double kindEfficiency = p.memoryKind < 0 ? 1 : device.memoryEfficiency[p.memoryKind][direction];
     // A flat kind's pass runs at its share of the memory bandwidth whatever its size (each pass

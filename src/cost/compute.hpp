@@ -4,6 +4,7 @@
 // call of that size, and bytes at its memory bandwidth, plus a fixed per-call overhead.
 // Small local problems (a thin slab, a few filters, a micro-batch of one) therefore run at
 // low efficiency instead of being assumed to scale — the error ParaDL makes.
+#include <span>
 #include <vector>
 
 #include "graph/layer.hpp"
@@ -22,7 +23,19 @@ struct LocalShare {
   // The share of the layer's weights still in the rank's cache at this call
   // (hw::Device::residentShare of the rank's working set; 0: none).
   double weightsResident = 0;
+  // The arithmetic a spatially split convolution does over its output share of the whole's
+  // (windowTapScale): its window holds the padding along a split dimension as zeros and
+  // computes their taps, which the whole layer's kernel skips. 1: none.
+  double tapScale = 1;
 };
+
+// The share of a convolution's taps along spatial dimension `dim` that fall on its padding over
+// its whole extent (the taps a kernel that pads by itself skips); 0 for other layers. ResNet-18
+// 64²'s 3x3 convolutions on 2 rows: 2 of 6 along each dimension.
+double paddedTapShare(const graph::Layer& layer, const graph::TensorShape& input, int dim);
+// The tapScale of a convolution split `splits[d]` ways along its spatial dimensions, from
+// `padded[d]` = paddedTapShare: each split dimension computes its padding's taps too.
+double windowTapScale(const double* padded, std::span<const int> splits);
 
 // The bytes a rank touches in a training step, between two uses of the same weights: its
 // weights, their gradients and `optimizerStates` copies more, its activations kept for backward
@@ -164,6 +177,7 @@ struct LayerProfile {
   bool view = false;            // input, flatten: no kernels
   bool strided = false;         // isStrided(layer)
   NativeKernelRule native;
+  double paddedTaps[3] = {0, 0, 0};  // paddedTapShare along each spatial dimension
 };
 
 std::vector<LayerProfile> profileLayers(const graph::Model& model);

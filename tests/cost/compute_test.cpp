@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "graph/model.hpp"
 #include "graph/zoo/zoo.hpp"
@@ -35,6 +36,31 @@ TEST(Compute, LocalShareScalesFlopsAndBytes) {
   EXPECT_DOUBLE_EQ(quarter.forward.bytes, (8 * 256 * 4 + 16 * 256 * 4 * 0.25 * 0.5) * 4 + 16 * 8 * 9 * 0.5 * 4);
 }
 
+// A 3x3 convolution padded by 1 skips 2 of its 3 x rows taps along each dimension at the edges;
+// split along a dimension, its windows compute them: 2 rows -> 1.5x, 16 rows -> 48/46.
+TEST(Compute, ASplitConvolutionComputesItsWindowsPaddingTaps) {
+  for (const std::int64_t rows : {2, 16}) {
+    graph::ModelBuilder b("t", graph::TensorShape{8, {rows, 4}});
+    const int conv = b.conv("c", 0, {.filters = 8, .kernel = {3}, .padding = {1}});
+    const int wide = b.conv("w", conv, {.filters = 8, .kernel = {3}, .stride = {2}, .padding = {0}});
+    const graph::Model m = std::move(b).build();
+    const graph::TensorShape& x = m.layer(0).output;
+    const double share = 2.0 / (3.0 * static_cast<double>(rows));
+    EXPECT_DOUBLE_EQ(paddedTapShare(m.layer(conv), x, 0), share);
+    EXPECT_DOUBLE_EQ(paddedTapShare(m.layer(conv), x, 1), 2.0 / 12);
+    EXPECT_EQ(paddedTapShare(m.layer(wide), m.layer(conv).output, 0), 0);  // no padding, no taps on it
+    const double padded[3] = {share, 2.0 / 12, 0};
+    EXPECT_DOUBLE_EQ(windowTapScale(padded, std::vector<int>{2, 1}), 1 / (1 - share));
+    EXPECT_DOUBLE_EQ(windowTapScale(padded, std::vector<int>{1, 1}), 1);
+    EXPECT_DOUBLE_EQ(windowTapScale(padded, std::vector<int>{2, 2}), 1 / (1 - share) / (1 - 2.0 / 12));
+  }
+  // Stride 2, a 7-tap kernel padded by 3 over 64 rows (ResNet's stem): 6 of its 7 x 32 taps.
+  graph::ModelBuilder b("stem", graph::TensorShape{3, {64, 64}});
+  const int stem = b.conv("stem", 0, {.filters = 8, .kernel = {7}, .stride = {2}, .padding = {3}});
+  const graph::Model m = std::move(b).build();
+  EXPECT_DOUBLE_EQ(paddedTapShare(m.layer(stem), m.layer(0).output, 0), 6.0 / (7 * 32));
+}
+
 // The prepared path the oracle runs must give what the reference formulas give, for every
 // layer of real models, at random shares, on a device whose curve and floor both matter.
 void expectPreparedEqualsReference(const hw::Cluster& cluster) {
@@ -59,6 +85,7 @@ void expectPreparedEqualsReference(const hw::Cluster& cluster) {
           share.inputSpatial = fraction(rng);
           share.inputChannels = fraction(rng);
           share.outputChannels = fraction(rng);
+          share.tapScale = 1 + fraction(rng);
         }
         const graph::Layer& input = layer.inputs.empty() ? layer : m.layer(layer.inputs.front());
         const double inElems = static_cast<double>(input.counts.activationBytes / m.bytesPerElement());

@@ -548,6 +548,38 @@ network:
   EXPECT_NEAR(half.backward, (0.5 + 3) / 4 * whole.backward, 1e-9 * whole.backward);
 }
 
+// Split along its rows (h=2), a 3x3 convolution over 4 rows computes its window's padding row
+// too (parallel/spatial_conv.cpp), where the whole layer's kernel skips its padding: 6 row taps
+// a rank over 2 output rows against 10 for the whole's 4, so each half costs 0.6 of the whole.
+TEST(LayerTimes, ASpatiallySplitConvolutionComputesItsWindowsPadding) {
+  graph::ModelBuilder b("rows", graph::TensorShape{64, {4, 8}});
+  const int x = b.conv("conv", 0, {.filters = 64, .kernel = {3}, .padding = {1}, .bias = false});
+  b.fc("fc", x, 10);
+  const graph::Model model = std::move(b).build();
+  const hw::Cluster c = hw::loadClusterText(R"(name: flat
+device:
+  name: core
+  peak_flops: {fp32: 1 TFLOP/s}
+  memory: 1 GiB
+  memory_bandwidth: 100 TB/s
+devices_per_node: 2
+nodes: 1
+network:
+  - {name: node, alpha: 1 us, bandwidth: 10 GB/s, ranks: node}
+)",
+                                            "flat");
+  const auto conv = static_cast<std::size_t>(model.find("conv"));
+  Oracle oracle(inputsFor(model, c));
+  const LayerTime whole = oracle.layerTimes(Strategy{"data", Grid{.data = 1}, 8})[conv];
+  const LayerTime half = oracle.layerTimes(Strategy{"spatial", Grid{.height = 2}, 8})[conv];
+  const LayerTime across = oracle.layerTimes(Strategy{"spatial", Grid{.width = 2}, 8})[conv];
+  ASSERT_GT(whole.forward, 0);
+  EXPECT_NEAR(half.forward, 0.6 * whole.forward, 1e-9 * whole.forward);
+  EXPECT_NEAR(half.backward, 0.6 * whole.backward, 1e-9 * whole.backward);
+  // Along the 8 columns: 12 taps a rank against 22 for the whole.
+  EXPECT_NEAR(across.forward, 12.0 / 22 * whole.forward, 1e-9 * whole.forward);
+}
+
 TEST_F(ThreeLayers, PipelineBubbleIsTheRestOfTheSchedulesMakespan) {
   const Strategy s{"pipeline", Grid{.pipeline = 2}, 8, 4};
   const Estimate e = estimate(in, s);
