@@ -386,8 +386,8 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
           : shapeFactor;
   double forwardEfficiency = -1;
   auto pass = [&](int k, bool hasBytes, double bytesSeconds) {
-    const double flops =
-        p.flops[k] * flopShare * s.tapScale;  // the curve is read at the whole's (curveShare)
+    // The window's padding taps count in the arithmetic, not in the curve's key (curveShare).
+    const double flops = p.flops[k] * flopShare * s.tapScale;
     const int direction = k > 0 ? 1 : 0;
     const double kindEfficiency = p.memoryKind < 0 ? 1 : device.memoryEfficiency[p.memoryKind][direction];
     // A flat kind's pass runs at its share of the memory bandwidth whatever its size (each pass
