@@ -178,26 +178,21 @@ LayerWork layerWork(const graph::Layer& layer, double inputElements, const Local
   if (native) w.columnBytes = columnElements(nativeRule, static_cast<double>(c.forwardFlops), s) * delta;
   const double columns = device.nativeColumnTraffic * w.columnBytes;
   const double taps = s.tapScale;  // the window's padding taps: arithmetic, not the curve's key
-  w.forward = {c.forwardFlops * flopShare * taps,
-               in + out + weights,
-               rows,
-               s.samples,
-               (accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, native) : 0) + columns,
-               native};
-  w.backwardData = {c.backwardDataFlops * flopShare * taps,
-                    c.backwardDataFlops > 0 ? in + out + weights : 0,
-                    rows,
-                    s.samples,
-                    c.backwardDataFlops > 0 ? columns : 0,
-                    native};
-  const double weightPass =
-      accumulatesBySample(w.kernel) ? device.weightGradientTraffic.bytes(weights, s.samples, native) : weights;
-  w.backwardWeight = {c.backwardWeightFlops * flopShare * taps,
-                      c.backwardWeightFlops > 0 ? in + out + weightPass : 0,
-                      rows,
-                      s.samples,
-                      c.backwardWeightFlops > 0 ? columns : 0,
-                      native};
+  // One pass: its FLOPs (the layer's per sample), the bytes it moves beside them and before them.
+  auto passOf = [&](double layerFlops, double bytes, double serialBytes) {
+    return PassWork{layerFlops * flopShare * taps, bytes, rows, s.samples, serialBytes, native};
+  };
+  w.forward =
+      passOf(static_cast<double>(c.forwardFlops), in + out + weights,
+             (accumulatesBySample(w.kernel) ? device.forwardWeightBytes(weights, native) : 0) + columns);
+  const bool dataPass = c.backwardDataFlops > 0, weightPass = c.backwardWeightFlops > 0;
+  w.backwardData = passOf(static_cast<double>(c.backwardDataFlops), dataPass ? in + out + weights : 0,
+                          dataPass ? columns : 0);
+  const double weightBytes = accumulatesBySample(w.kernel)
+                                 ? device.weightGradientTraffic.bytes(weights, s.samples, native)
+                                 : weights;
+  w.backwardWeight = passOf(static_cast<double>(c.backwardWeightFlops),
+                            weightPass ? in + out + weightBytes : 0, weightPass ? columns : 0);
   const double depth = reductionDepth(layer) * s.inputChannels;
   const double curveShare = curveFlopShare(s, weighted, device);
   const bool strided = isStrided(layer);

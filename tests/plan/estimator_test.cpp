@@ -514,33 +514,43 @@ network:
   }
 }
 
+// One convolution of `filters` over `input` (then a classifier), its layer's times under
+// `grids` on a 1 TFLOP/s core with memory fast enough not to matter and `device` more keys.
+std::vector<LayerTime> convolutionTimes(const graph::TensorShape& input, std::int64_t filters,
+                                        const std::string& device, const std::vector<Grid>& grids) {
+  graph::ModelBuilder b("one", input);
+  const int x = b.conv("conv", 0, {.filters = filters, .kernel = {3}, .padding = {1}, .bias = false});
+  b.fc("fc", x, 10);
+  const graph::Model model = std::move(b).build();
+  const hw::Cluster c = hw::loadClusterText(fmt::format(R"(name: core
+device:
+  name: core
+  peak_flops: {{fp32: 1 TFLOP/s}}
+  memory: 1 GiB
+  memory_bandwidth: 100 TB/s
+{}devices_per_node: 2
+nodes: 1
+network:
+  - {{name: node, alpha: 1 us, bandwidth: 10 GB/s, ranks: node}}
+)",
+                                                        device),
+                                            "core");
+  Oracle oracle(inputsFor(model, c));
+  std::vector<LayerTime> times;
+  for (const Grid& g : grids)
+    times.push_back(oracle.layerTimes(Strategy{"one", g, 8})[static_cast<std::size_t>(x)]);
+  return times;
+}
+
 // A weight pass over few weights a filter (narrow_weight_depth) is slow for laying its input
 // out, as much for a few filters as for all: split by filters, only its product halves.
 // CosmoFlow 64^3's conv1 (4 channels x 27 taps) took 66 ms over 32 filters and 53 over 16.
 TEST(LayerTimes, AFilterSplitOfANarrowWeightPassHalvesOnlyItsProduct) {
-  graph::ModelBuilder b("volume", graph::TensorShape{4, {16, 16, 16}});
-  const int x = b.conv("conv", 0, {.filters = 32, .kernel = {3}, .padding = {1}, .bias = false});
-  b.fc("fc", x, 10);
-  const graph::Model model = std::move(b).build();
-  const hw::Cluster c = hw::loadClusterText(R"(name: narrow
-device:
-  name: core
-  peak_flops: {fp32: 1 TFLOP/s}
-  memory: 1 GiB
-  memory_bandwidth: 100 TB/s
-  split_keeps_rate: true
-  kernels:
-    conv3d: {narrow_weight_depth: 128, narrow_weight_share: 0.25}
-devices_per_node: 2
-nodes: 1
-network:
-  - {name: node, alpha: 1 us, bandwidth: 10 GB/s, ranks: node}
-)",
-                                            "narrow");
-  const auto conv = static_cast<std::size_t>(model.find("conv"));
-  Oracle oracle(inputsFor(model, c));
-  const LayerTime whole = oracle.layerTimes(Strategy{"data", Grid{.data = 1}, 8})[conv];
-  const LayerTime half = oracle.layerTimes(Strategy{"filter", Grid{.filter = 2}, 8})[conv];
+  const std::vector<LayerTime> t = convolutionTimes(graph::TensorShape{4, {16, 16, 16}}, 32,
+                                                    "  split_keeps_rate: true\n  kernels:\n    conv3d: "
+                                                    "{narrow_weight_depth: 128, narrow_weight_share: 0.25}\n",
+                                                    {Grid{.data = 1}, Grid{.filter = 2}});
+  const LayerTime &whole = t[0], &half = t[1];
   ASSERT_GT(whole.forward, 0);
   EXPECT_NEAR(half.forward, whole.forward / 2, 1e-9 * whole.forward);
   // The first layer's backward is its weight pass: a quarter product, three quarters layout.
@@ -552,27 +562,9 @@ network:
 // too (parallel/spatial_conv.cpp), where the whole layer's kernel skips its padding: 6 row taps
 // a rank over 2 output rows against 10 for the whole's 4, so each half costs 0.6 of the whole.
 TEST(LayerTimes, ASpatiallySplitConvolutionComputesItsWindowsPadding) {
-  graph::ModelBuilder b("rows", graph::TensorShape{64, {4, 8}});
-  const int x = b.conv("conv", 0, {.filters = 64, .kernel = {3}, .padding = {1}, .bias = false});
-  b.fc("fc", x, 10);
-  const graph::Model model = std::move(b).build();
-  const hw::Cluster c = hw::loadClusterText(R"(name: flat
-device:
-  name: core
-  peak_flops: {fp32: 1 TFLOP/s}
-  memory: 1 GiB
-  memory_bandwidth: 100 TB/s
-devices_per_node: 2
-nodes: 1
-network:
-  - {name: node, alpha: 1 us, bandwidth: 10 GB/s, ranks: node}
-)",
-                                            "flat");
-  const auto conv = static_cast<std::size_t>(model.find("conv"));
-  Oracle oracle(inputsFor(model, c));
-  const LayerTime whole = oracle.layerTimes(Strategy{"data", Grid{.data = 1}, 8})[conv];
-  const LayerTime half = oracle.layerTimes(Strategy{"spatial", Grid{.height = 2}, 8})[conv];
-  const LayerTime across = oracle.layerTimes(Strategy{"spatial", Grid{.width = 2}, 8})[conv];
+  const std::vector<LayerTime> t = convolutionTimes(graph::TensorShape{64, {4, 8}}, 64, "",
+                                                    {Grid{.data = 1}, Grid{.height = 2}, Grid{.width = 2}});
+  const LayerTime &whole = t[0], &half = t[1], &across = t[2];
   ASSERT_GT(whole.forward, 0);
   EXPECT_NEAR(half.forward, 0.6 * whole.forward, 1e-9 * whole.forward);
   EXPECT_NEAR(half.backward, 0.6 * whole.backward, 1e-9 * whole.backward);
