@@ -118,12 +118,9 @@ double paddedTapShare(const graph::Layer& layer, const graph::TensorShape& input
   return static_cast<double>(padded) / static_cast<double>(k * outputs);
 }
 
-double windowTapScale(const double* padded, std::span<const int> splits) {
-  double scale = 1;
-  for (std::size_t d = 0; d < splits.size() && d < 3; ++d) {
-    if (splits[d] > 1 && padded[d] < 1) scale /= 1 - padded[d];
-  }
-  return scale;
+double windowTapScale(const graph::Layer& layer, const graph::TensorShape& input, int dim) {
+  const double padded = paddedTapShare(layer, input, dim);
+  return padded < 1 ? 1 / (1 - padded) : 1;
 }
 
 bool isStrided(const graph::Layer& layer) {
@@ -308,8 +305,6 @@ std::vector<LayerProfile> profileLayers(const graph::Model& model) {
     }
     p.native = nativeKernelRule(layer, input.output);
     p.strided = isStrided(layer);
-    for (int d = 0; d < std::min(3, layer.output.rank()); ++d)
-      p.paddedTaps[d] = paddedTapShare(layer, input.output, d);
   }
   return out;
 }

@@ -4,7 +4,6 @@
 // call of that size, and bytes at its memory bandwidth, plus a fixed per-call overhead.
 // Small local problems (a thin slab, a few filters, a micro-batch of one) therefore run at
 // low efficiency instead of being assumed to scale — the error ParaDL makes.
-#include <span>
 #include <vector>
 
 #include "graph/layer.hpp"
@@ -33,9 +32,9 @@ struct LocalShare {
 // its whole extent (the taps a kernel that pads by itself skips); 0 for other layers. ResNet-18
 // 64²'s 3x3 convolutions on 2 rows: 2 of 6 along each dimension.
 double paddedTapShare(const graph::Layer& layer, const graph::TensorShape& input, int dim);
-// The tapScale of a convolution split `splits[d]` ways along its spatial dimensions, from
-// `padded[d]` = paddedTapShare: each split dimension computes its padding's taps too.
-double windowTapScale(const double* padded, std::span<const int> splits);
+// What splitting a convolution along `dim` multiplies its arithmetic by (LocalShare::tapScale is
+// the product over its split dimensions): 1 / (1 - paddedTapShare), its window computing them.
+double windowTapScale(const graph::Layer& layer, const graph::TensorShape& input, int dim);
 
 // The bytes a rank touches in a training step, between two uses of the same weights: its
 // weights, their gradients and `optimizerStates` copies more, its activations kept for backward
@@ -177,7 +176,6 @@ struct LayerProfile {
   bool view = false;            // input, flatten: no kernels
   bool strided = false;         // isStrided(layer)
   NativeKernelRule native;
-  double paddedTaps[3] = {0, 0, 0};  // paddedTapShare along each spatial dimension
 };
 
 std::vector<LayerProfile> profileLayers(const graph::Model& model);

@@ -1,10 +1,8 @@
 #include "plan/evaluation.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numeric>
-#include <span>
 #include <string_view>
 
 #include "plan/op_graph.hpp"
@@ -153,8 +151,7 @@ class Evaluator {
         rates_(cluster_.device, cluster_.device.peak(in.dtype)),
         groups_(cluster_, grid_, k),
         sharing_(cluster_.sharingFactor(grid_.total())),
-        pricesResidence_(cluster_.device.weightsMayStayResident()),
-        splits_{grid_.depth, grid_.height, grid_.width} {}
+        pricesResidence_(cluster_.device.weightsMayStayResident()) {}
 
   Evaluation run() {
     a_.reset(model_.size());
@@ -182,8 +179,6 @@ class Evaluator {
     cost::LocalShare share = sp.share;
     share.samples = samples_;
     share.weightsResident = resident_;
-    if (sp.spatial)
-      share.tapScale = cost::windowTapScale(profiles_[i].paddedTaps, spatialSplits(model_.layer(i)));
     const cost::LayerTimes lt = cost::layerTimes(rates_, profiles_[i], share, model_.bytesPerElement(), logs_);
     const hw::Implementation& impl = cluster_.implementation;
     double slower = sharing_ * (sp.spatial || sp.channelSplit || sp.channelParallel ? 1 : impl.compute);
@@ -194,12 +189,6 @@ class Evaluator {
     a_.backwardData[i] = lt.backwardData * slower;
     a_.backwardWeight[i] = lt.backwardWeight * slower;
     a_.backward[i] = a_.backwardData[i] + a_.backwardWeight[i];
-  }
-
-  // The ranks along each of a layer's spatial dimensions (depth, height, width; or height, width).
-  std::span<const int> spatialSplits(const graph::Layer& layer) const {
-    const bool volume = layer.output.rank() == 3;
-    return {splits_.data() + (volume ? 0 : 1), volume ? std::size_t{3} : std::size_t{2}};
   }
 
   // Halo exchange of a spatially split layer, one micro-batch's pass.
@@ -704,7 +693,6 @@ class Evaluator {
   // Whether some kernel's time depends on its weights staying in the rank's cache, and then the
   // share of them that does and the native convolutions' column bytes a pass.
   const bool pricesResidence_;
-  const std::array<int, 3> splits_;  // the grid's ranks along depth, height and width
   double resident_ = 0;
   double columns_ = 0;
   double activations_ = 0;

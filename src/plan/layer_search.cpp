@@ -90,11 +90,9 @@ double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std:
   share.weightsResident = weightsResident;
   if (layer.output.rank() >= 2) {
     const std::vector<int> splits = splitsOf(d, layer.output.rank());
-    double padded[3] = {0, 0, 0};
-    for (int i = 0; i < std::min(3, layer.output.rank()); ++i) padded[i] = cost::paddedTapShare(layer, x, i);
-    share.tapScale = cost::windowTapScale(padded, splits);
     for (int i = 0; i < layer.output.rank(); ++i) {
       share.spatial *= std::ceil(static_cast<double>(layer.output.spatial[i]) / splits[i]) / layer.output.spatial[i];
+      if (splits[i] > 1) share.tapScale *= cost::windowTapScale(layer, x, i);
       if (x.rank() == layer.output.rank()) {
         const double halo = layer.counts.halo.size() > static_cast<std::size_t>(i) ? static_cast<double>(layer.counts.halo[i]) : 0;
         share.inputSpatial *= std::min(1.0, (std::ceil(static_cast<double>(x.spatial[i]) / splits[i]) + 2 * halo) / x.spatial[i]);

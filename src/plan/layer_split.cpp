@@ -122,6 +122,7 @@ void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerS
       for (std::size_t d = 0; d < splits.size(); ++d) {
         const double local = std::ceil(static_cast<double>(layer.output.spatial[d]) / splits[d]);
         outShare *= local / static_cast<double>(layer.output.spatial[d]);
+        if (splits[d] > 1) s.share.tapScale *= cost::windowTapScale(layer, in, static_cast<int>(d));
         if (in.rank() == layer.output.rank()) {
           const double halo = layer.counts.halo.size() > d ? static_cast<double>(layer.counts.halo[d]) : 0;
           const double localIn = std::ceil(static_cast<double>(in.spatial[d]) / splits[d]) + 2 * halo;

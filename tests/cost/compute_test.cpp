@@ -49,10 +49,9 @@ TEST(Compute, ASplitConvolutionComputesItsWindowsPaddingTaps) {
     EXPECT_DOUBLE_EQ(paddedTapShare(m.layer(conv), x, 0), share);
     EXPECT_DOUBLE_EQ(paddedTapShare(m.layer(conv), x, 1), 2.0 / 12);
     EXPECT_EQ(paddedTapShare(m.layer(wide), m.layer(conv).output, 0), 0);  // no padding, no taps on it
-    const double padded[3] = {share, 2.0 / 12, 0};
-    EXPECT_DOUBLE_EQ(windowTapScale(padded, std::vector<int>{2, 1}), 1 / (1 - share));
-    EXPECT_DOUBLE_EQ(windowTapScale(padded, std::vector<int>{1, 1}), 1);
-    EXPECT_DOUBLE_EQ(windowTapScale(padded, std::vector<int>{2, 2}), 1 / (1 - share) / (1 - 2.0 / 12));
+    EXPECT_DOUBLE_EQ(windowTapScale(m.layer(conv), x, 0), 1 / (1 - share));
+    EXPECT_DOUBLE_EQ(windowTapScale(m.layer(conv), x, 1), 1 / (1 - 2.0 / 12));
+    EXPECT_EQ(windowTapScale(m.layer(wide), m.layer(conv).output, 0), 1);
   }
   // Stride 2, a 7-tap kernel padded by 3 over 64 rows (ResNet's stem): 6 of its 7 x 32 taps.
   graph::ModelBuilder b("stem", graph::TensorShape{3, {64, 64}});

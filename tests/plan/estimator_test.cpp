@@ -528,7 +528,7 @@ device:
   peak_flops: {{fp32: 1 TFLOP/s}}
   memory: 1 GiB
   memory_bandwidth: 100 TB/s
-{}devices_per_node: 2
+{}devices_per_node: 4
 nodes: 1
 network:
   - {{name: node, alpha: 1 us, bandwidth: 10 GB/s, ranks: node}}
@@ -538,7 +538,7 @@ network:
   Oracle oracle(inputsFor(model, c));
   std::vector<LayerTime> times;
   for (const Grid& g : grids)
-    times.push_back(oracle.layerTimes(Strategy{"one", g, 8})[static_cast<std::size_t>(x)]);
+    times.push_back(oracle.layerTimes(Strategy{"one", g, 8}).at(static_cast<std::size_t>(x)));
   return times;
 }
 
@@ -562,14 +562,17 @@ TEST(LayerTimes, AFilterSplitOfANarrowWeightPassHalvesOnlyItsProduct) {
 // too (parallel/spatial_conv.cpp), where the whole layer's kernel skips its padding: 6 row taps
 // a rank over 2 output rows against 10 for the whole's 4, so each half costs 0.6 of the whole.
 TEST(LayerTimes, ASpatiallySplitConvolutionComputesItsWindowsPadding) {
-  const std::vector<LayerTime> t = convolutionTimes(graph::TensorShape{64, {4, 8}}, 64, "",
-                                                    {Grid{.data = 1}, Grid{.height = 2}, Grid{.width = 2}});
-  const LayerTime &whole = t[0], &half = t[1], &across = t[2];
+  const std::vector<LayerTime> t =
+      convolutionTimes(graph::TensorShape{64, {4, 8}}, 64, "",
+                       {Grid{.data = 1}, Grid{.height = 2}, Grid{.width = 2}, Grid{.height = 2, .width = 2}});
+  const LayerTime &whole = t[0], &half = t[1], &across = t[2], &quarter = t[3];
   ASSERT_GT(whole.forward, 0);
   EXPECT_NEAR(half.forward, 0.6 * whole.forward, 1e-9 * whole.forward);
   EXPECT_NEAR(half.backward, 0.6 * whole.backward, 1e-9 * whole.backward);
   // Along the 8 columns: 12 taps a rank against 22 for the whole.
   EXPECT_NEAR(across.forward, 12.0 / 22 * whole.forward, 1e-9 * whole.forward);
+  // Split both ways, each dimension's window computes its own padding.
+  EXPECT_NEAR(quarter.forward, whole.forward / 4 * (12.0 / 10) * (24.0 / 22), 1e-9 * whole.forward);
 }
 
 TEST_F(ThreeLayers, PipelineBubbleIsTheRestOfTheSchedulesMakespan) {

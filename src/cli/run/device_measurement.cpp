@@ -143,13 +143,14 @@ std::vector<TimedPass> passesOf(const ComputeBench& bench, const std::vector<gra
   return passes;
 }
 
-// Every pass `bench.rounds` times over: per pass, per round, its calls.
-std::vector<std::vector<std::vector<calib::TimedCall>>> timeRounds(const ComputeBench& bench,
-                                                                   const std::vector<graph::Model>& models,
-                                                                   const std::vector<TimedPass>& passes,
-                                                                   const comm::Communicator& comm,
-                                                                   double deadline, std::ostream& progress) {
-  std::vector<std::vector<std::vector<calib::TimedCall>>> rounds(passes.size());  // per pass, per round
+// Per pass, per round, its calls.
+using Rounds = std::vector<std::vector<std::vector<calib::TimedCall>>>;
+
+// Every pass `bench.rounds` times over.
+Rounds timeRounds(const ComputeBench& bench, const std::vector<graph::Model>& models,
+                  const std::vector<TimedPass>& passes, const comm::Communicator& comm, double deadline,
+                  std::ostream& progress) {
+  Rounds rounds(passes.size());
   const std::string where = bench.device.cuda()
                                 ? bench.device.str()
                                 : fmt::format("{} thread{}", bench.threads, bench.threads == 1 ? "" : "s");
@@ -192,8 +193,6 @@ hw::Device withFit(const hw::Device& base, const calib::DeviceFit& fit, double p
   }
   return d;
 }
-
-using Rounds = std::vector<std::vector<std::vector<calib::TimedCall>>>;
 
 // One timing of every pass, between two readings of the speed probe (averaged over the ranks).
 struct ProbedRounds {
