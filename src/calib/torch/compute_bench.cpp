@@ -11,6 +11,7 @@
 #include "graph/zoo/zoo.hpp"
 #include "train/device.hpp"
 #include "train/ir_module.hpp"
+#include "train/sgd_step.hpp"
 #include "train/torch_runtime.hpp"
 
 namespace paraxis::calib {
@@ -148,6 +149,33 @@ std::vector<std::vector<double>> queuedForwardSeconds(train::IrNet& net, const t
   return seconds;
 }
 
+// The update a training step applies between one backward and the next forward: SGD with
+// momentum over every parameter, as train runs it (sgd_step.hpp), at a learning rate that
+// leaves the weights as they are. It streams the weights, their gradients and the momentum
+// through the caches (134 MiB for ResNet-18), so the next forward reads its weights from
+// memory as a training step's does, not from the caches the previous pass left them in.
+// Without it the calibration's passes ran faster than training's at the same speed probe
+// (resnet18 64², data=2: the run's layers 7.6 % forward and 5.5 % backward over the
+// calibration's, 2026-12-06); with it, five calibrations alternated with five without
+// priced the 20 rows of the 2-rank matrix 3-12 % higher at the same speed probe (median 7 %),
+// where fifteen 2-rank sittings' predictions had sat a median 7 % short (2026-12-07).
+class StepUpdate {
+ public:
+  explicit StepUpdate(std::vector<torch::Tensor> params) : params_(std::move(params)) {
+    for (const torch::Tensor& p : params_) momenta_.push_back(torch::zeros_like(p));
+  }
+  void apply() {
+    torch::NoGradGuard noGrad;
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+      if (params_[k].grad().defined()) train::sgdStep(params_[k], params_[k].grad(), momenta_[k], {}, kRate);
+    }
+  }
+
+ private:
+  static constexpr double kRate = 1e-9;
+  std::vector<torch::Tensor> params_, momenta_;
+};
+
 LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repeats, const std::function<void()>& beforePass) {
   const graph::Model& model = net->model();
   const torch::Device device = input.device();
@@ -162,11 +190,12 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
     marks[i] = Clock::now();
     clock.beforeLayer(i);
   });
-  // On the CPU each pass is a training step's: the forward, then one backward through the whole
-  // model, each layer's share of it timed by the autograd nodes it made (backward_clock.hpp).
+  // On the CPU each pass is a training step's: the forward, one backward through the whole model, each
+  // layer's share of it timed by the autograd nodes it made (backward_clock.hpp), then the update.
   // Timed alone, each repeated with its data hot in the caches and no autograd around it,
   // small-cnn@32's pooling, ReLU, batch-norm and fully connected backward ran 1.5-2.4x faster
   // than in a training step, the backward 13 % faster in all (2 ranks, batch 16, 2026-12-04).
+  StepUpdate update(net->parameters());
   torch::Tensor gradient;
   LayerSeconds s{std::vector<std::vector<double>>(model.size()), std::vector<double>(model.size(), 0.0)};
   std::vector<std::vector<double>> backward(model.size());
@@ -183,6 +212,7 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
       if (!gradient.defined()) gradient = torch::randn_like(y);
       shares = clock.backward(y, gradient);
     }
+    update.apply();
     if (pass < kWarmUps) continue;  // allocations, oneDNN's kernel choice, the heap's first touch
     for (int i = 1; i < model.size(); ++i) {
       s.forward[i].push_back(std::chrono::duration<double>(marks[i + 1] - marks[i]).count());
