@@ -123,6 +123,20 @@ double windowTapScale(const graph::Layer& layer, const graph::TensorShape& input
   return padded < 1 ? 1 / (1 - padded) : 1;
 }
 
+void applySpatialSplit(const graph::Layer& layer, const graph::TensorShape& input,
+                       std::span<const int> splits, LocalShare& share) {
+  for (std::size_t d = 0; d < splits.size(); ++d) {
+    const auto whole = static_cast<double>(layer.output.spatial[d]);
+    share.spatial *= std::ceil(whole / splits[d]) / whole;
+    if (splits[d] > 1) share.tapScale *= windowTapScale(layer, input, static_cast<int>(d));
+    if (input.rank() == layer.output.rank()) {
+      const double halo = layer.counts.halo.size() > d ? static_cast<double>(layer.counts.halo[d]) : 0;
+      const auto extent = static_cast<double>(input.spatial[d]);
+      share.inputSpatial *= std::min(1.0, (std::ceil(extent / splits[d]) + 2 * halo) / extent);
+    }
+  }
+}
+
 bool isStrided(const graph::Layer& layer) {
   if (layer.kind != graph::LayerKind::kConv && layer.kind != graph::LayerKind::kDeconv) return false;
   const auto& stride = layer.as<graph::ConvAttrs>().stride;

@@ -4,6 +4,7 @@
 // call of that size, and bytes at its memory bandwidth, plus a fixed per-call overhead.
 // Small local problems (a thin slab, a few filters, a micro-batch of one) therefore run at
 // low efficiency instead of being assumed to scale — the error ParaDL makes.
+#include <span>
 #include <vector>
 
 #include "graph/layer.hpp"
@@ -35,6 +36,11 @@ double paddedTapShare(const graph::Layer& layer, const graph::TensorShape& input
 // What splitting a convolution along `dim` multiplies its arithmetic by (LocalShare::tapScale is
 // the product over its split dimensions): 1 / (1 - paddedTapShare), its window computing them.
 double windowTapScale(const graph::Layer& layer, const graph::TensorShape& input, int dim);
+// A layer split spatially, `splits[d]` ranks along its output's spatial dimension d (one per
+// dimension): multiplies `share`'s output share (the largest block), input share (the block
+// and its halo, where input and output have the same dimensions) and tap scale by the split's.
+void applySpatialSplit(const graph::Layer& layer, const graph::TensorShape& input,
+                       std::span<const int> splits, LocalShare& share);
 
 // The bytes a rank touches in a training step, between two uses of the same weights: its
 // weights, their gradients and `optimizerStates` copies more, its activations kept for backward

@@ -89,15 +89,7 @@ double layerSeconds(const PlanInputs& in, int index, const Distribution& d, std:
   share.samples = static_cast<double>(batch) / d.sample;
   share.weightsResident = weightsResident;
   if (layer.output.rank() >= 2) {
-    const std::vector<int> splits = splitsOf(d, layer.output.rank());
-    for (int i = 0; i < layer.output.rank(); ++i) {
-      share.spatial *= std::ceil(static_cast<double>(layer.output.spatial[i]) / splits[i]) / layer.output.spatial[i];
-      if (splits[i] > 1) share.tapScale *= cost::windowTapScale(layer, x, i);
-      if (x.rank() == layer.output.rank()) {
-        const double halo = layer.counts.halo.size() > static_cast<std::size_t>(i) ? static_cast<double>(layer.counts.halo[i]) : 0;
-        share.inputSpatial *= std::min(1.0, (std::ceil(static_cast<double>(x.spatial[i]) / splits[i]) + 2 * halo) / x.spatial[i]);
-      }
-    }
+    cost::applySpatialSplit(layer, x, splitsOf(d, layer.output.rank()), share);
   }
   const double inElems = static_cast<double>(x.elements());
   const cost::LayerTimes t = cost::layerTimes(c.device, c.device.peak(in.dtype),

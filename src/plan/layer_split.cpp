@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <span>
 
 namespace paraxis::plan {
 namespace {
@@ -116,21 +117,8 @@ void splitLayers(const graph::Model& model, const Grid& grid, std::vector<LayerS
     const graph::TensorShape& in = layer.inputs.empty() ? layer.output : model.layer(layer.inputs.front()).output;
     if (i < splitPoint && grid.spatial() > 1) {
       s.spatial = true;
-      const auto splits = splitsFor(grid, layer.output.rank());
-      double outShare = 1;
-      double inShare = 1;
-      for (std::size_t d = 0; d < splits.size(); ++d) {
-        const double local = std::ceil(static_cast<double>(layer.output.spatial[d]) / splits[d]);
-        outShare *= local / static_cast<double>(layer.output.spatial[d]);
-        if (splits[d] > 1) s.share.tapScale *= cost::windowTapScale(layer, in, static_cast<int>(d));
-        if (in.rank() == layer.output.rank()) {
-          const double halo = layer.counts.halo.size() > d ? static_cast<double>(layer.counts.halo[d]) : 0;
-          const double localIn = std::ceil(static_cast<double>(in.spatial[d]) / splits[d]) + 2 * halo;
-          inShare *= std::min(1.0, localIn / static_cast<double>(in.spatial[d]));
-        }
-      }
-      s.share.spatial = outShare;
-      s.share.inputSpatial = inShare;
+      const Splits splits = splitsFor(grid, layer.output.rank());
+      cost::applySpatialSplit(layer, in, std::span<const int>(splits.value, splits.count), s.share);
     }
     s.gatherAtSplitPoint = grid.spatial() > 1 && i == splitPoint && i < model.size();
     if (grid.filter > 1) filterAxis(model, grid.filter, i, summed, out);
