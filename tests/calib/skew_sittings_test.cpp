@@ -1,5 +1,9 @@
-// calib::skewFromSittings: the spans pooled, the figures each the median of the sittings' own.
+// calib::skewFromSittings: the spans pooled, the slopes each the median of the sittings' own, the
+// waits the median of their blocks.
 #include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
 
 #include "calib/torch/overlap_bench.hpp"
 
@@ -53,6 +57,34 @@ TEST(SkewSittings, FiguresAreTheSittingsMediansAndEachSubtractsItsOwnLatency) {
   EXPECT_NEAR(m.spans.longWait, 3.0667e-3, 1e-7);   // the spans pooled
   EXPECT_NEAR(m.spans.latency, 140e-6, 1e-12);
   EXPECT_EQ(m.sittingSyncWaitBeside, (std::vector<double>{a.syncWaitBeside, b.syncWaitBeside, c.syncWaitBeside}));
+}
+
+// A sitting whose beside blocks wait `blocks` (ms), its mean theirs, and whose layer-sized spans
+// wait 0.2 ms alone; 10 us latency and a 5 % drift: 110 us of each wait is not the stall's.
+SkewSitting blocked(std::vector<double> blocks) {
+  for (double& b : blocks) b *= 1e-3;
+  SkewSitting s = sitting(10e-6, 0.5e-3, 2e-3, 0.2e-3, std::accumulate(blocks.begin(), blocks.end(), 0.0) / 8);
+  s.besideWaitBlocks = blocks;
+  s.layerWaitBlocks = std::vector<double>(kSkewBlocks, 0.2e-3);
+  return s;
+}
+
+// The waits are the median of every sitting's blocks: a stall that holds most of one sitting and
+// part of another sets the median of the sittings' means, not that of their blocks.
+TEST(SkewSittings, WaitsAreTheMedianOfEverySittingsBlocks) {
+  const SkewSitting most = blocked({0.2, 0.2, 1, 1, 1, 1, 1, 1});
+  const SkewSitting part = blocked({0.2, 0.2, 0.2, 0.2, 0.2, 1.5, 1.5, 1.5});
+  const SkewSitting quiet = blocked({0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2});
+  const SkewMeasurement m = skewFromSittings({most, part, quiet});
+  EXPECT_NEAR(m.syncWaitBeside, 0.2e-3 - 110e-6, 1e-12);  // 15 of the 24 blocks wait 0.2 ms
+  EXPECT_NEAR(m.sittingSyncWaitBeside[0], 1e-3 - 110e-6, 1e-12);  // its own: the stall
+  EXPECT_NEAR(m.sittingSyncWaitBeside[1], 0.2e-3 - 110e-6, 1e-12);
+  EXPECT_NEAR(m.syncWait, 0.2e-3 - 110e-6, 1e-12);
+  EXPECT_NEAR(m.spans.besideWait, (0.8e-3 + 0.6875e-3 + 0.2e-3) / 3, 1e-12);  // the spans still pooled
+  // Without their blocks each sitting is one block of its mean: the stall's 0.6875 ms is the middle.
+  std::vector<SkewSitting> means{most, part, quiet};
+  for (SkewSitting& s : means) s.besideWaitBlocks.clear();
+  EXPECT_NEAR(skewFromSittings(means).syncWaitBeside, 0.6875e-3 - 110e-6, 1e-12);
 }
 
 // Beside the engine's calls the ranks drift at their own slope, the sittings' median; a slope

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -334,17 +335,71 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
   return m;
 }
 
-SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
-  train::configureTorchThreads(1, 1);
+namespace {
+
+// A blocking 8-byte allreduce over `group`: a layer's collective, or a step's closing wait.
+void synchroniseOn(const comm::Communicator& group, double deadline) {
   double word = 0;
   comm::AllreduceOptions options;
   options.deadlineSeconds = deadline;
-  auto synchroniseOn = [&](const comm::Communicator& group) {
-    comm::allreduce(group, &word, &word, 1, comm::DataType::kF64, options);
-  };
-  auto synchronise = [&] { synchroniseOn(comm); };
+  comm::allreduce(group, &word, &word, 1, comm::DataType::kF64, options);
+}
+
+struct SpanKind {
+  int repeats = 1, samples = 1, count = 1;
+  bool chained = false;  // back to back after one barrier, else each from a barrier of its own
+};
+
+// `kind`'s spans, each synchronising over `group`: their mean compute and mean wait (the time
+// that was not this rank's compute) into out[0] and out[1]; given `blocks`, also the mean wait
+// of each of kSkewBlocks runs of spans in turn.
+void timeSpans(const comm::Communicator& comm, const comm::Communicator& group, SpanKind kind, double deadline,
+               double* out, double* blocks = nullptr) {
+  ComputeLoop compute(kind.repeats, kind.samples);
+  compute();  // warm-up
+  double computed = 0, elapsed = 0;
+  if (kind.chained) comm::barrier(comm, deadline);
+  const int perBlock = std::max(1, kind.count / kSkewBlocks);
+  for (int t = 0; t < kind.count; ++t) {
+    if (!kind.chained) comm::barrier(comm, deadline);
+    const auto start = Clock::now();
+    compute();
+    const double spanCompute = since(start);
+    synchroniseOn(group, deadline);
+    const double spanElapsed = since(start);
+    computed += spanCompute;
+    elapsed += spanElapsed;
+    if (blocks != nullptr && t / perBlock < kSkewBlocks) blocks[t / perBlock] += (spanElapsed - spanCompute) / perBlock;
+  }
+  out[0] = computed / kind.count;
+  out[1] = (elapsed - computed) / kind.count;
+}
+
+// The 12 span means (compute and wait: layer-sized, short, long; then beside the reductions the
+// same), then the alone and the beside layer-sized spans' blocks.
+constexpr int kSpanMeans = 12;
+double SkewSitting::*const kSpanMeanFigures[kSpanMeans] = {
+    &SkewSitting::layerCompute,    &SkewSitting::layerWait,         &SkewSitting::shortCompute,
+    &SkewSitting::shortWait,       &SkewSitting::longCompute,       &SkewSitting::longWait,
+    &SkewSitting::besideCompute,   &SkewSitting::besideWait,        &SkewSitting::shortBesideCompute,
+    &SkewSitting::shortBesideWait, &SkewSitting::longBesideCompute, &SkewSitting::longBesideWait};
+
+SkewSitting sittingFrom(const std::vector<double>& sums, double latency) {
   SkewSitting m;
-  m.latency = comm::timeCollectively(comm, 1, 2 * kTrials, synchronise, deadline);
+  m.latency = latency;
+  for (int i = 0; i < kSpanMeans; ++i) m.*kSpanMeanFigures[i] = sums[i];
+  const auto blocks = sums.begin() + kSpanMeans;
+  m.layerWaitBlocks.assign(blocks, blocks + kSkewBlocks);
+  m.besideWaitBlocks.assign(blocks + kSkewBlocks, blocks + 2 * kSkewBlocks);
+  return m;
+}
+
+}  // namespace
+
+SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
+  train::configureTorchThreads(1, 1);
+  const double latency =
+      comm::timeCollectively(comm, 1, 2 * kTrials, [&] { synchroniseOn(comm, deadline); }, deadline);
   // Spans of a few milliseconds to a few tens, as between a step's synchronisations; each rank
   // its own times (the wait is what one rank loses to the others). The waits are rare long
   // stalls among short ones: with 6 spans of each length, calibrations minutes apart read
@@ -355,30 +410,14 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // The layer-sized spans run back to back, as a step's layers do: a rank that waited and gets
   // its core back late makes the others wait at the next synchronisation (a barrier before each
   // span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms in training).
-  // The longer spans each start from a barrier, to see the drift alone. Per span: the mean
-  // compute, and the mean wait (the time that was not this rank's compute).
-  // Compute and wait: layer-sized, short, long; then beside the reductions layer-sized, short, long.
-  double sums[12] = {};
-  auto spans = [&](int repeats, int samples, int count, bool chained, double* out,
-                   const comm::Communicator* group = nullptr) {
-    ComputeLoop compute(repeats, samples);
-    compute();  // warm-up
-    double computed = 0, elapsed = 0;
-    if (chained) comm::barrier(comm, deadline);
-    for (int t = 0; t < count; ++t) {
-      if (!chained) comm::barrier(comm, deadline);
-      const auto start = Clock::now();
-      compute();
-      computed += since(start);
-      synchroniseOn(group != nullptr ? *group : comm);
-      elapsed += since(start);
-    }
-    out[0] = computed / count;
-    out[1] = (elapsed - computed) / count;
-  };
-  spans(1, 1, 240, true, sums);
-  spans(1, 8, 24, false, sums + 2);
-  spans(4, 8, 24, false, sums + 4);
+  // The longer spans each start from a barrier, to see the drift alone.
+  constexpr SpanKind kLayer{.count = 240, .chained = true}, kShort{.samples = 8, .count = 24},
+      kLong{.repeats = 4, .samples = 8, .count = 24};
+  std::vector<double> sums(kSpanMeans + 2 * kSkewBlocks, 0.0);
+  double* const sum = sums.data();
+  timeSpans(comm, comm, kLayer, deadline, sum, sum + kSpanMeans);
+  timeSpans(comm, comm, kShort, deadline, sum + 2);
+  timeSpans(comm, comm, kLong, deadline, sum + 4);
   // The layer-sized spans again with the gradient engine's calls in flight on a thread of its
   // own, as a replicated step's synchronisations meet them (forward priority reduces from
   // backward into the next forward): the waiting rank gives its core away and gets it back
@@ -393,29 +432,34 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   {
     const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(comm);
     BackgroundChunks background(comm, deadline);
-    spans(1, 1, 240, true, sums + 6, &hosts.local());
-    spans(1, 8, 24, false, sums + 8);
-    spans(4, 8, 24, false, sums + 10);
+    timeSpans(comm, hosts.local(), kLayer, deadline, sum + 6, sum + kSpanMeans + kSkewBlocks);
+    timeSpans(comm, comm, kShort, deadline, sum + 8);
+    timeSpans(comm, comm, kLong, deadline, sum + 10);
     background.stop();
   }
-  comm::allreduce(comm, sums, sums, 12, comm::DataType::kF64, options);
-  for (double& sum : sums) sum /= comm.size();
-  m.layerCompute = sums[0];
-  m.layerWait = sums[1];
-  m.shortCompute = sums[2];
-  m.shortWait = sums[3];
-  m.longCompute = sums[4];
-  m.longWait = sums[5];
-  m.besideCompute = sums[6];
-  m.besideWait = sums[7];
-  m.shortBesideCompute = sums[8];
-  m.shortBesideWait = sums[9];
-  m.longBesideCompute = sums[10];
-  m.longBesideWait = sums[11];
-  return m;
+  comm::AllreduceOptions options;
+  options.deadlineSeconds = deadline;
+  comm::allreduce(comm, sum, sum, sums.size(), comm::DataType::kF64, options);
+  for (double& s : sums) s /= comm.size();
+  return sittingFrom(sums, latency);
 }
 
 namespace {
+
+// Each block's wait (the whole mean where a sitting has no blocks) less the latency and the
+// drift's share of the compute before it, in [0, 1] s.
+std::vector<double> synchronisationWaits(const std::vector<double>& blocks, double mean, double latency,
+                                         double driftShare) {
+  std::vector<double> waits = blocks.empty() ? std::vector<double>{mean} : blocks;
+  for (double& w : waits) w = std::clamp(w - latency - driftShare, 0.0, 1.0);
+  return waits;
+}
+std::vector<double> layerWaits(const SkewSitting& s, double skew) {
+  return synchronisationWaits(s.layerWaitBlocks, s.layerWait, s.latency, skew * s.layerCompute);
+}
+std::vector<double> besideWaits(const SkewSitting& s, double skew) {
+  return synchronisationWaits(s.besideWaitBlocks, s.besideWait, s.latency, skew * s.besideCompute);
+}
 
 // The figures from one set of span means (a sitting's, or the pool's).
 SkewMeasurement skewFrom(const SkewSitting& s) {
@@ -429,12 +473,12 @@ SkewMeasurement skewFrom(const SkewSitting& s) {
   };
   m.skew = slope(s.shortCompute, s.shortWait, s.longCompute, s.longWait);
   m.skewBeside = slope(s.shortBesideCompute, s.shortBesideWait, s.longBesideCompute, s.longBesideWait);
-  m.syncWait = std::clamp(s.layerWait - s.latency - m.skew * s.layerCompute, 0.0, 1.0);
+  m.syncWait = median(layerWaits(s, m.skew));
   // The engine's calls beside a synchronisation add to its wait, never take from it; the two
   // estimates scatter apart with the machine's load (one calibration read 221 us without them
   // and 0 with them, which left the 2-rank matrix's h=2 communication predicted at a third of
   // what ran), so the smaller one is not taken.
-  m.syncWaitBeside = std::max(m.syncWait, std::clamp(s.besideWait - s.latency - m.skew * s.besideCompute, 0.0, 1.0));
+  m.syncWaitBeside = std::max(m.syncWait, median(besideWaits(s, m.skew)));
   return m;
 }
 
@@ -453,24 +497,30 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   for (const SkewSitting& s : sittings) {
     for (const auto figure : kFigures) pool.*figure += s.*figure / n;
   }
-  // The spans' means pooled; the figures each the median of the sittings' own, as each
-  // sitting's latency is subtracted from its own waits (one sitting in a slow spell read a 0.4 ms
-  // latency, which taken from the pool left sync_wait_beside at 40 us where the sittings read
-  // 0, 273 and 130), and one sitting's stall does not set them (sittings reading 1.44 ms, 191
-  // and 226 us beside the engine's calls made a mean of 619 us, and the 2-rank matrix's h=2
-  // runs predicted 2-7x the communication they measured).
+  // The spans' means pooled; the slopes each the median of the sittings' own, and the waits
+  // the median of every sitting's blocks, each less its own sitting's latency (one sitting in a
+  // slow spell read a 0.4 ms latency, which taken from the pool left sync_wait_beside at 40 us
+  // where the sittings read 0, 273 and 130). A stall does not set them: it holds a few blocks of
+  // a sitting or most of one (one sitting's blocks beside the engine's calls read 76, 50, 319,
+  // 728, 1093, 891, 1046 and 1170 us where the next two's all read 50-150), and the median of
+  // three sittings' means still took it where two of three had one: 342 us and 1.08 ms read
+  // where the quiet blocks sit at 50-100 us, and the 2-rank matrix's h=2 rows were predicted
+  // ~30 % over the level of the rest, and 1.8-3x of what they measured, 2026-12-07).
   SkewMeasurement m = skewFrom(pool);
+  std::vector<double> layer, beside;
   for (const SkewSitting& s : sittings) {
     const SkewMeasurement alone = skewFrom(s);
     m.sittingSyncWaitBeside.push_back(alone.syncWaitBeside);
     m.sittingSkew.push_back(alone.skew);
     m.sittingSkewBeside.push_back(alone.skewBeside);
     m.sittingSyncWait.push_back(alone.syncWait);
+    std::ranges::copy(layerWaits(s, alone.skew), std::back_inserter(layer));
+    std::ranges::copy(besideWaits(s, alone.skew), std::back_inserter(beside));
   }
   m.skew = median(m.sittingSkew);
   m.skewBeside = median(m.sittingSkewBeside);
-  m.syncWait = median(m.sittingSyncWait);
-  m.syncWaitBeside = median(m.sittingSyncWaitBeside);
+  m.syncWait = median(layer);
+  m.syncWaitBeside = std::max(m.syncWait, median(beside));
   return m;
 }
 

@@ -40,12 +40,16 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
 // for), and per kind of span its compute and wait (seconds, each the mean over the sitting's
 // spans and the ranks): short, long (4x the compute), many layer-sized ones (~1.4 ms) back to
 // back, and those again with the gradient engine's calls in flight beside them, and the short and
-// long ones too.
+// long ones too. The layer-sized spans' waits also block by block (kSkewBlocks runs of spans in
+// turn, each block's mean): a stall sets in and lifts within a sitting, and the blocks show how
+// much of the sitting it held. Empty blocks read as one block of the whole mean.
+inline constexpr int kSkewBlocks = 8;
 struct SkewSitting {
   double latency = 0;
   double layerCompute = 0, layerWait = 0, shortCompute = 0, shortWait = 0;
   double longCompute = 0, longWait = 0, besideCompute = 0, besideWait = 0;
   double shortBesideCompute = 0, shortBesideWait = 0, longBesideCompute = 0, longBesideWait = 0;
+  std::vector<double> layerWaitBlocks, besideWaitBlocks;
 };
 
 struct SkewMeasurement {
@@ -53,17 +57,18 @@ struct SkewMeasurement {
   double compute = 0;   // spans' short and long compute, their mean
   double wait = 0;      // and their wait
   // The slope of the wait between the short and the long spans (hw::Implementation::skew), and
-  // the layer-sized spans' wait less the latency and that slope's share (::syncWait); both >= 0.
+  // the layer-sized spans' typical wait less the latency and that slope's share (::syncWait):
+  // the median over every sitting's blocks, each less its own sitting's latency and share; >= 0.
   double skew = 0;
   double syncWait = 0;
-  // What each synchronisation waits beside the engine's calls (::syncWaitBeside): the beside
-  // spans' wait less the latency and the slope's share, and no less than syncWait.
+  // What each synchronisation waits beside the engine's calls (::syncWaitBeside): the same
+  // over the beside spans' blocks, and no less than syncWait.
   double syncWaitBeside = 0;
   // The slope of the wait between the short and the long spans beside the engine's calls
   // (::skewBeside), >= 0.
   double skewBeside = 0;
-  // What each sitting alone read for syncWaitBeside, skew and skewBeside (the figures above are
-  // their medians).
+  // What each sitting alone read for syncWaitBeside, skew and skewBeside (skew and skewBeside
+  // above are their medians; the waits, their blocks' median).
   std::vector<double> sittingSyncWait, sittingSyncWaitBeside, sittingSkew, sittingSkewBeside;
 };
 
@@ -71,10 +76,11 @@ struct SkewMeasurement {
 // same figures.
 SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
 
-// The figures of sittings made at different times: each span kind's mean over all of them, and
-// skew, skewBeside, syncWait and syncWaitBeside each the median of the sittings' own (core/median.hpp: of
-// two, the larger). The waits are rare stalls whose rate follows the machine's load from one few
-// seconds to the next.
+// The figures of sittings made at different times: each span kind's mean over all of them, skew
+// and skewBeside each the median of the sittings' own (core/median.hpp: of two, the larger), and
+// syncWait and syncWaitBeside the median of all the sittings' blocks. The waits are stalls that
+// come and go with the machine's load from one second to the next; the runs they predict are
+// each the median of a few, which a stall leaves out as well.
 SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings);
 
 }  // namespace paraxis::calib

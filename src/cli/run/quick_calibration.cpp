@@ -348,10 +348,11 @@ void printSkew(const QuickResult& r, std::ostream& out) {
                      units::formatSeconds(k.spans.shortBesideCompute), units::formatSeconds(k.spans.longBesideCompute),
                      units::formatSeconds(k.spans.shortBesideWait), units::formatSeconds(k.spans.longBesideWait),
                      k.skewBeside * 100);
-  out << fmt::format("  the spans pooled over {} sittings; the skews and the waits are the medians of the sittings' own "
-                     "(skew {}, beside {}, that wait {})\n",
+  out << fmt::format("  the spans pooled over {} sittings; the skews are the medians of the sittings' own (skew {}, "
+                     "beside {}), the waits the median of their {} blocks of layer-sized spans, which leaves a "
+                     "stall's blocks out (that wait, each sitting's blocks' median: {})\n",
                      k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedPercents(k.sittingSkewBeside),
-                     joinedSeconds(k.sittingSyncWaitBeside));
+                     k.sittingSkew.size() * calib::kSkewBlocks, joinedSeconds(k.sittingSyncWaitBeside));
 }
 
 void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& out) {
