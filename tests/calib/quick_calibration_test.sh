@@ -75,22 +75,20 @@ k = d["skew"] or {}
 if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get("compute_s", 0)): problems.append(f"skew {k}")
 # The long spans compute 4x the short ones; the fixed wait and the slope reproduce the short wait.
 elif not 2 < k.get("long_compute_s", 0) / max(k.get("short_compute_s", 0), 1e-12) < 8: problems.append(f"skew spans {k}")
-# The fixed wait: the median of the sittings' own, each no more than its sitting's layer-sized
-# spans' wait, so none above the sittings' count times their mean (one CI run's median, 125 us,
-# exceeded the 100 us mean of a quiet sitting and two at ~135).
+# The fixed wait: the median of the sittings' blocks of spans, so within the range of the
+# sittings' own (each its blocks' median: of 8, the upper middle, no more than twice its mean
+# wait, and each sitting's mean no more than the sittings' count times their mean).
 elif not (0 <= k.get("sync_wait_s", -1)
-          and k["sync_wait_s"] == statistics.median(k.get("sittings", {}).get("sync_wait_s") or [-1])
-          and max(k["sittings"]["sync_wait_s"]) <= len(k["sittings"]["sync_wait_s"]) * max(k.get("layer_wait_s", -1), 0)):
+          and min(k.get("sittings", {}).get("sync_wait_s") or [1]) <= k["sync_wait_s"] <= max(k["sittings"]["sync_wait_s"])
+          and max(k["sittings"]["sync_wait_s"]) <= 2 * len(k["sittings"]["sync_wait_s"]) * max(k.get("layer_wait_s", -1), 0)):
     problems.append(f"sync wait {k}")
 # Beside the engine's calls: the same layer-sized spans (within 2x of the quiet ones' compute),
-# a wait no less than the quiet spans' estimate (its floor), the median of the sittings' own, and that is
-# what the cluster file carries. A sitting's estimate is its wait less some, and the waits given are the
-# sittings' means, so no sitting's (nor their median) exceeds the sittings' count times the longer mean
-# (one CI run's median, 693 us, exceeded the 634 us mean of a sitting at 131 us and two at ~800).
+# a wait no less than the quiet spans' estimate (its floor), no more than the most a sitting read
+# (the median of their blocks), and that is what the cluster file carries. A sitting's estimate is
+# its blocks' median less some, so none exceeds twice the sittings' count times the longer mean.
 elif not 0.5 < k.get("beside_compute_s", 0) / max(k.get("layer_compute_s", 0), 1e-12) < 2: problems.append(f"beside spans {k}")
-elif not (k.get("sync_wait_s", 0) <= k.get("sync_wait_beside_s", -1)
-          and k["sync_wait_beside_s"] == statistics.median(k.get("sittings", {}).get("sync_wait_beside_s") or [-1])
-          and max(k["sittings"]["sync_wait_beside_s"]) <= len(k["sittings"]["sync_wait_beside_s"])
+elif not (k.get("sync_wait_s", 0) <= k.get("sync_wait_beside_s", -1) <= max(k.get("sittings", {}).get("sync_wait_beside_s") or [-1])
+          and max(k["sittings"]["sync_wait_beside_s"]) <= 2 * len(k["sittings"]["sync_wait_beside_s"])
               * max(k.get("beside_wait_s", -1), k.get("layer_wait_s", -1), 0)):
     problems.append(f"sync wait beside {k}")
 # The short and long spans beside the engine's calls: 4x apart again, and their slope the sittings' median.
