@@ -490,7 +490,8 @@ void addCalibrateCommand(CLI::App& app, Context& context) {
        "--steady-within", o->steadyWithin,
        fmt::format(
            "with --quick: the most the speed probe may move (%, slower over faster) while the layers are "
-           "timed before they are timed once more, the steadier kept (default {:g})",
+           "timed before they are timed once more (where that ends within the first minute), the steadier kept "
+           "(default {:g})",
            100 * kSteadySpread))
       ->check(aboveUpTo(0, 1000));
   c->callback([o, c, &context] {

@@ -217,6 +217,7 @@ ProbedRounds timeSteadily(const ComputeBench& bench, const std::vector<graph::Mo
   };
   ProbedRounds best;
   for (int attempt = 1; attempt <= bench.attempts; ++attempt) {
+    const auto start = std::chrono::steady_clock::now();
     ProbedRounds t;
     t.before = probe();
     t.rounds = timeRounds(bench, models, passes, comm, deadline, progress);
@@ -225,6 +226,17 @@ ProbedRounds timeSteadily(const ComputeBench& bench, const std::vector<graph::Mo
     if (attempt == 1 || spread < probeSpread(best.before, best.after)) best = std::move(t);
     best.attempts = attempt;
     if (spread <= bench.steadySpread || attempt == bench.attempts) break;
+    // Every rank decides alike: by rank 0's clock.
+    const auto now = std::chrono::steady_clock::now();
+    double inTime = bench.timeAgainBy - now > now - start ? 1 : 0;
+    comm::broadcast(comm, &inTime, 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
+    if (inTime == 0) {
+      progress << fmt::format(
+          "the speed probe moved {:.0f} % while the layers were timed: not timed again, which would end "
+          "{:.0f} s past the time the calibration gives its layers\n",
+          spread * 100, std::chrono::duration<double>((now - start) - (bench.timeAgainBy - now)).count());
+      break;
+    }
     progress << fmt::format(
         "the speed probe moved {:.0f} % while the layers were timed: timing them again (attempt "
         "{} of {})\n",

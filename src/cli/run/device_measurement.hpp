@@ -1,6 +1,7 @@
 #pragma once
 // Timing models' layers on this machine (every rank of the job at once, as they train) and
 // fitting a device to them: shared by `bench compute` and `calibrate --quick`.
+#include <chrono>
 #include <cstdint>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,9 @@ struct ComputeBench {
   // predicted.
   int attempts = 1;
   double steadySpread = kSteadySpread;
+  // No further timing that would end after this (a calibration's time budget): the last
+  // timing's length is what the next is taken to need.
+  std::chrono::steady_clock::time_point timeAgainBy = std::chrono::steady_clock::time_point::max();
   std::string dtype = "fp32";  // the peak the fit may raise
   ComputeDevice device;        // where the layers run (the speed probe, of CPU cores, only on the CPU)
 };

@@ -253,9 +253,12 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
   r.models = bench.models;
   bench.rounds = 3;
   bench.repeats = 3;
-  // One timing more where the machine's speed moved (~20 s on 2 ranks): the netns hosts' ~76 s
-  // stay under 2 minutes.
+  // One timing more where the machine's speed moved, where it ends within the first of the
+  // calibration's 2 minutes: the rest (the sittings, the wires' sweeps, the overlap) took ~16 s
+  // on 2 ranks and ~55 s on the 2x2 netns hosts here, where 4 ranks on 2 cores time the layers
+  // in ~36 s (95 s with one timing, 131 s with two; 2 ranks: 33 s and 61 s, 2026-12-07).
   bench.attempts = 2;
+  bench.timeAgainBy = start + std::chrono::seconds(60);
   bench.steadySpread = o.steadySpread;
   bench.dtype = r.dtype = o.dtype;
   r.device = measureDevice(bench, models, r.calibrated.device, r.calibrated.device.peak(o.dtype), world,
