@@ -378,7 +378,7 @@ void timeSpans(const comm::Communicator& comm, const comm::Communicator& group, 
 // The 12 span means (compute and wait: layer-sized, short, long; then beside the reductions the
 // same), then the alone and the beside layer-sized spans' blocks.
 constexpr int kSpanMeans = 12;
-double SkewSitting::*const kSpanMeanFigures[kSpanMeans] = {
+constexpr double SkewSitting::*kSpanMeanFigures[kSpanMeans] = {
     &SkewSitting::layerCompute,    &SkewSitting::layerWait,         &SkewSitting::shortCompute,
     &SkewSitting::shortWait,       &SkewSitting::longCompute,       &SkewSitting::longWait,
     &SkewSitting::besideCompute,   &SkewSitting::besideWait,        &SkewSitting::shortBesideCompute,
@@ -486,16 +486,11 @@ SkewMeasurement skewFrom(const SkewSitting& s) {
 
 SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
   if (sittings.empty()) throw InternalError("skewFromSittings: no sitting");
-  constexpr double SkewSitting::*kFigures[] = {
-      &SkewSitting::latency,     &SkewSitting::layerCompute, &SkewSitting::layerWait,
-      &SkewSitting::shortCompute, &SkewSitting::shortWait,   &SkewSitting::longCompute,
-      &SkewSitting::longWait,    &SkewSitting::besideCompute, &SkewSitting::besideWait,
-      &SkewSitting::shortBesideCompute, &SkewSitting::shortBesideWait, &SkewSitting::longBesideCompute,
-      &SkewSitting::longBesideWait};
   const auto n = static_cast<double>(sittings.size());
   SkewSitting pool;
   for (const SkewSitting& s : sittings) {
-    for (const auto figure : kFigures) pool.*figure += s.*figure / n;
+    pool.latency += s.latency / n;
+    for (const auto figure : kSpanMeanFigures) pool.*figure += s.*figure / n;
   }
   // The spans' means pooled; the slopes each the median of the sittings' own, and the waits
   // the median of every sitting's blocks, each less its own sitting's latency (one sitting in a
