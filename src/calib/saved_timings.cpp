@@ -12,8 +12,9 @@
 namespace paraxis::calib {
 namespace {
 
-// 2: each call says whether it is strided (version 1's calls read as unstrided).
-constexpr int kVersion = 2;
+// 2: each call says whether it is strided (version 1's calls read as unstrided); 3: and its
+// steps' wall time over their CPU time (earlier calls read as timed on the wall clock, 1).
+constexpr int kVersion = 3;
 
 // Each saved figure's key and member, one table for writing and reading.
 template <typename T, typename V>
@@ -40,7 +41,8 @@ constexpr Field<TimedCall, double> kCallNumbers[] = {{"flops", &TimedCall::flops
                                                      {"backward_seconds", &TimedCall::backwardSeconds},
                                                      {"accumulated_weights", &TimedCall::accumulatedWeights},
                                                      {"column_bytes", &TimedCall::columnBytes},
-                                                     {"working_set", &TimedCall::workingSet}};
+                                                     {"working_set", &TimedCall::workingSet},
+                                                     {"wall_per_cpu", &TimedCall::wallPerCpu}};
 constexpr Field<TimedCall, bool> kCallFlags[] = {
     {"matrix", &TimedCall::matrix}, {"native", &TimedCall::native}, {"strided", &TimedCall::strided}};
 constexpr Field<TimedCall, cost::PassWork> kCallPasses[] = {{"backward_data", &TimedCall::backwardData},
@@ -123,7 +125,10 @@ TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& 
   c.layer = layer.get<std::string>();
   c.kernel = r.index(j, "kernel", where, hw::kKernels);
   c.memoryKind = r.index(j, "memory_kind", where, hw::kMemoryKinds);
-  for (const auto& f : kCallNumbers) c.*f.member = r.number(j, f.key, where);
+  for (const auto& f : kCallNumbers) {
+    const bool wallPerCpu = f.member == &TimedCall::wallPerCpu;
+    if (version > 2 || !wallPerCpu) c.*f.member = r.number(j, f.key, where, wallPerCpu ? 1 : 0);
+  }
   for (const auto& f : kCallFlags) {
     if (version > 1 || f.member != &TimedCall::strided) c.*f.member = r.flag(j, f.key, where);
   }
@@ -166,7 +171,9 @@ SavedTimings readSavedTimings(const std::string& path) {
   const nlohmann::json d = parseJsonFile(file, path);
   const Reader r(path);
   const double version = r.number(d, "version", "");
-  if (version != 1 && version != kVersion) throw r.fail("version", fmt::format("expected 1 or {}", kVersion));
+  if (version != std::floor(version) || version < 1 || version > kVersion) {
+    throw r.fail("version", fmt::format("expected 1 to {}", kVersion));
+  }
   SavedTimings t;
   const nlohmann::json& models = r.array(d, "models", "");
   for (std::size_t m = 0; m < models.size(); ++m) {

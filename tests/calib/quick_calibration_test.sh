@@ -178,6 +178,10 @@ written = float(re.search(r"^  speed_probe: (\S+)$", open(sys.argv[2]).read(), r
 problems = [] if d["layer_timings"] == 2 else [f"layer timings {d['layer_timings']}"]
 if not (0 < before and 0 < after and abs(probe - (before + after) / 2) < 1e-12 * probe): problems.append(f"probes {before} {after} {probe}")
 if abs(written / probe - 1) > 1e-5: problems.append(f"speed_probe written {written}, measured {probe}")
+# On the CPU with one thread each step is timed on the thread's CPU clock too: its wall time over
+# that is at least 1 (no thread computes faster than the wall) and a few at most.
+w = d["sharing"]["wall_per_cpu"]
+if not 1 <= w["lowest"] <= w["median"] <= w["highest"] < 8: problems.append(f"wall per CPU {w}")
 print("; ".join(problems) or "ok")
 PY
 )

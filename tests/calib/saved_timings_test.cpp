@@ -19,6 +19,7 @@ TimedCall convolutionCall() {
   c.backwardData = {7.5e7, 4.7e5, 1024, 4, 11, false, 288, false, 0.25, 3.1e6};
   c.backwardWeight = {7.4e7, 4.8e5, 1023, 4, 12, true, 287, true, 0.5, 3.2e6};
   c.backwardSeconds = 3.59e-4, c.accumulatedWeights = 73728, c.columnBytes = 13, c.workingSet = 2.5e7;
+  c.wallPerCpu = 1.93;
   c.strided = c.backwardData.strided = c.backwardWeight.strided = true;
   return c;
 }
@@ -70,6 +71,7 @@ TEST(SavedTimings, ReadBackAsWritten) {
   EXPECT_EQ(c.accumulatedWeights, want.accumulatedWeights);
   EXPECT_EQ(c.columnBytes, want.columnBytes);
   EXPECT_EQ(c.workingSet, want.workingSet);
+  EXPECT_EQ(c.wallPerCpu, want.wallPerCpu);
   EXPECT_EQ(r.timed[0].second[1].memoryKind, 0);
   ASSERT_EQ(r.stream.size(), 2U);
   EXPECT_EQ(r.stream[1].rate, 1.7e10);
@@ -94,6 +96,20 @@ TEST(SavedTimings, VersionOneReadsAsUnstrided) {
   EXPECT_FALSE(c.backwardData.strided);
   EXPECT_FALSE(c.backwardWeight.strided);
   EXPECT_EQ(c.flops, convolutionCall().flops);
+}
+
+// Version 2's calls were timed on the wall clock: their steps' wall over CPU time reads as 1.
+TEST(SavedTimings, VersionTwoReadsAsTimedOnTheWallClock) {
+  SavedTimings t;
+  t.timed = {{"resnet18@64 x1", {convolutionCall()}}};
+  nlohmann::json old = savedTimingsJson(t);
+  old["version"] = 2;
+  old["models"][0]["calls"][0].erase("wall_per_cpu");
+  const testing_support::ScratchFile file(old.dump(), "calls");
+  const TimedCall c = readSavedTimings(file.path()).timed[0].second[0];
+  EXPECT_EQ(c.wallPerCpu, 1);
+  EXPECT_TRUE(c.strided);
+  EXPECT_EQ(c.seconds, convolutionCall().seconds);
 }
 
 // The message a file's content earns, or "" when it reads.
@@ -128,8 +144,14 @@ TEST(SavedTimings, BadFilesAreRefusedNamingTheKey) {
   none["models"] = nlohmann::json::array();
   EXPECT_NE(refusal(none.dump()).find("'models' holds no model"), std::string::npos);
   nlohmann::json version = good;
-  version["version"] = 3;
-  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 or 2"), std::string::npos);
+  version["version"] = 4;
+  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 to 3"), std::string::npos);
+  version["version"] = 2.5;
+  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 to 3"), std::string::npos);
+  nlohmann::json below = good;
+  below["models"][0]["calls"][0]["wall_per_cpu"] = 0.5;
+  EXPECT_NE(refusal(below.dump()).find("'models[0].calls[0].wall_per_cpu' expected a finite number >= 1"),
+            std::string::npos);
   nlohmann::json unflagged = good;
   unflagged["models"][0]["calls"][0].erase("strided");
   EXPECT_NE(refusal(unflagged.dump()).find("'models[0].calls[0].strided' is missing"), std::string::npos);

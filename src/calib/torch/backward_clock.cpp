@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/function_hook.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <unordered_set>
@@ -13,21 +14,22 @@
 namespace paraxis::calib {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using NodeEnd = std::pair<Clock::time_point, std::uint64_t>;  // when, the node's sequence number
+using NodeEnd = std::pair<double, std::uint64_t>;  // when (seconds), the node's sequence number
 
 class EndHook final : public torch::autograd::FunctionPostHook {
  public:
-  EndHook(std::vector<NodeEnd>* ends, std::uint64_t sequence) : ends_(ends), sequence_(sequence) {}
+  EndHook(std::vector<NodeEnd>* ends, std::uint64_t sequence, double (*now)())
+      : ends_(ends), sequence_(sequence), now_(now) {}
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
                                             const torch::autograd::variable_list& /*inputs*/) override {
-    ends_->emplace_back(Clock::now(), sequence_);
+    ends_->emplace_back(now_(), sequence_);
     return outputs;
   }
 
  private:
   std::vector<NodeEnd>* ends_;
   std::uint64_t sequence_;
+  double (*now_)();
 };
 
 // The hooks on a graph's nodes, taken off again however the backward ends: a parameter's
@@ -46,6 +48,10 @@ struct Hooked {
 constexpr std::uint64_t kAccumulation = std::numeric_limits<std::uint64_t>::max();
 
 }  // namespace
+
+double BackwardClock::wallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 void BackwardClock::beforeLayer(int index) { boundaries_.at(static_cast<std::size_t>(index)) = at::sequence_number::peek(); }
 
@@ -67,19 +73,20 @@ std::vector<double> BackwardClock::backward(const torch::Tensor& output, const t
     std::shared_ptr<torch::autograd::Node> node = std::move(stack.back());
     stack.pop_back();
     if (!node || !seen.insert(node.get()).second) continue;
-    const std::uintptr_t key = node->add_post_hook(std::make_unique<EndHook>(&ends, node->sequence_nr()));
+    const std::uintptr_t key =
+        node->add_post_hook(std::make_unique<EndHook>(&ends, node->sequence_nr(), now_));
     for (const torch::autograd::Edge& edge : node->next_edges()) stack.push_back(edge.function);
     hooked.nodes.emplace_back(std::move(node), key);
   }
-  const auto start = Clock::now();
+  const double start = now_();
   output.backward(gradient);
   std::sort(ends.begin(), ends.end());
   std::vector<double> seconds(boundaries_.size() - 1, 0.0);
-  auto previous = start;
+  double previous = start;
   int last = -1;  // the layer of the node before
   for (const auto& [end, sequence] : ends) {
     const int layer = sequence == kAccumulation ? last : layerOf(sequence);
-    if (layer >= 0) seconds[static_cast<std::size_t>(layer)] += std::chrono::duration<double>(end - previous).count();
+    if (layer >= 0) seconds[static_cast<std::size_t>(layer)] += end - previous;
     if (sequence != kAccumulation) last = layer;
     previous = end;
   }

@@ -9,7 +9,6 @@
 // nodes count to their own layer, which intervals between gradient arrivals cannot tell apart.
 #include <torch/torch.h>
 
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -17,7 +16,13 @@ namespace paraxis::calib {
 
 class BackwardClock {
  public:
-  explicit BackwardClock(int layers) : boundaries_(static_cast<std::size_t>(layers) + 1, 0) {}
+  // Seconds on a steady wall clock.
+  static double wallSeconds();
+  // `now` reads the clock the nodes' ends are taken on, seconds: the wall's, or the calling
+  // thread's CPU clock (core::threadCpuSeconds), as the engine runs a CPU graph's nodes on the
+  // thread that calls backward.
+  explicit BackwardClock(int layers, double (*now)() = wallSeconds)
+      : boundaries_(static_cast<std::size_t>(layers) + 1, 0), now_(now) {}
   // Before layer `index` (1 .. layers - 1) of the forward runs, and once after the last.
   void beforeLayer(int index);
   void forwardDone();
@@ -28,6 +33,7 @@ class BackwardClock {
  private:
   int layerOf(std::uint64_t sequence) const;  // -1: no layer's (the input's layout, say)
   std::vector<std::uint64_t> boundaries_;     // per layer, the first sequence number it may use
+  double (*now_)();
 };
 
 }  // namespace paraxis::calib

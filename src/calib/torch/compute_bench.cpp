@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "calib/torch/backward_clock.hpp"
+#include "core/cpu_clock.hpp"
 #include "core/median.hpp"
 #include "core/trace.hpp"
 #include "cost/compute.hpp"
@@ -125,6 +126,7 @@ constexpr int kProbePasses = 7;
 struct LayerSeconds {
   std::vector<std::vector<double>> forward;
   std::vector<double> backward;
+  double wallPerCpu = 1;  // TimedCall::wallPerCpu
 };
 
 // On a GPU, each layer's forward alone, kQueued calls at a time, over the whole forward's
@@ -176,7 +178,24 @@ class StepUpdate {
   std::vector<torch::Tensor> params_, momenta_;
 };
 
-LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repeats, const std::function<void()>& beforePass) {
+// Where the ranks time-share the cores, a layer's calls shorter than the scheduler's slice ran
+// whole on a core and the longer ones shared it, so that the medians of their wall times mixed
+// two speeds: on the netns hosts (4 ranks on this project's 2-core VM) the fitted curves ran at
+// 1.2x their 2-rank figures' time at 3 MFLOP and 1.7x at 300 MFLOP, and ResNet-18@64's pipeline
+// (micro-batches of one sample, all four ranks computing) ran 2x what its layers' medians said
+// (data=2 x pipeline=2 12-20 % short in every netns sitting), where its steps at one sample ran
+// 1.9x their CPU time. So each layer is timed on the thread's CPU clock (the median over the
+// passes) and priced at that times its steps' wall time over their CPU time: the mean wall time
+// of its calls in steps like training's, without a first-touch pass's outlier. One thread only:
+// the CPU clock does not see LibTorch's other threads. 2026-12-07, the three netns sittings'
+// runs against calibrations made minutes apart: that row -14 to -2 %, the mean error 7.6 to
+// 5.2-6.9 %; on 2 ranks the steps ran 1.00-1.05x their CPU time.
+bool timesOnCpuClock(const torch::Device& device, int threads) {
+  return device.is_cpu() && threads == 1 && core::threadCpuSeconds() >= 0;
+}
+
+LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repeats, bool cpuClock,
+                        const std::function<void()>& beforePass) {
   const graph::Model& model = net->model();
   const torch::Device device = input.device();
   // On a GPU the autograd nodes' hooks would fire as the CPU queues the kernels, not as they end.
@@ -184,10 +203,11 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
     return {queuedForwardSeconds(net, input, repeats, beforePass),
             isolatedBackwardSeconds(model, input, repeats, beforePass)};
   }
-  std::vector<Clock::time_point> marks(model.size() + 1);
-  BackwardClock clock(model.size());
+  double (*now)() = cpuClock ? core::threadCpuSeconds : BackwardClock::wallSeconds;
+  std::vector<double> marks(model.size() + 1);
+  BackwardClock clock(model.size(), now);
   net->setBeforeLayer([&](int i) {
-    marks[i] = Clock::now();
+    marks[i] = now();
     clock.beforeLayer(i);
   });
   // On the CPU each pass is a training step's: the forward, one backward through the whole model, each
@@ -199,13 +219,15 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
   torch::Tensor gradient;
   LayerSeconds s{std::vector<std::vector<double>>(model.size()), std::vector<double>(model.size(), 0.0)};
   std::vector<std::vector<double>> backward(model.size());
+  double wall = 0, spent = 0;  // the timed steps' wall and clock seconds
   for (int pass = 0; pass < repeats + kWarmUps; ++pass) {
     for (torch::Tensor& p : net->parameters()) {
       if (p.grad().defined()) p.mutable_grad().zero_();  // as the gradient engine zeroes its buffers
     }
     if (beforePass) beforePass();
+    const double wallStart = BackwardClock::wallSeconds(), start = now();
     const std::vector<torch::Tensor> outputs = net->run(input);
-    marks[model.size()] = Clock::now();
+    marks[model.size()] = now();
     clock.forwardDone();
     std::vector<double> shares;
     if (const torch::Tensor& y = net->prediction(outputs); y.requires_grad()) {
@@ -214,13 +236,20 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
     }
     update.apply();
     if (pass < kWarmUps) continue;  // allocations, oneDNN's kernel choice, the heap's first touch
+    wall += BackwardClock::wallSeconds() - wallStart;
+    spent += now() - start;
     for (int i = 1; i < model.size(); ++i) {
-      s.forward[i].push_back(std::chrono::duration<double>(marks[i + 1] - marks[i]).count());
+      s.forward[i].push_back(marks[i + 1] - marks[i]);
       if (!shares.empty()) backward[i].push_back(shares[i]);
     }
   }
   net->setBeforeLayer(nullptr);
-  for (int i = 1; i < model.size(); ++i) s.backward[i] = backward[i].empty() ? 0 : median(backward[i]);
+  // One thread's CPU time never exceeds its wall time; a ratio below 1 is the clocks' grain.
+  if (cpuClock && spent > 0) s.wallPerCpu = std::max(1.0, wall / spent);
+  for (int i = 1; i < model.size(); ++i) {
+    for (double& f : s.forward[i]) f *= s.wallPerCpu;
+    s.backward[i] = backward[i].empty() ? 0 : s.wallPerCpu * median(backward[i]);
+  }
   return s;
 }
 
@@ -259,7 +288,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
   net->train();
   const torch::Tensor input = randomInput(model, batch).to(device);
 
-  const LayerSeconds seconds = timeLayers(net, input, repeats, beforePass);
+  const LayerSeconds seconds = timeLayers(net, input, repeats, timesOnCpuClock(device, threads), beforePass);
   const double launch = idleLaunchSeconds(device) / kQueued;
   std::vector<TimedCall> calls;
   for (int i = 1; i < model.size(); ++i) {
@@ -287,6 +316,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     call.native = work.forward.native;
     call.strided = work.forward.strided;
     call.columnBytes = work.columnBytes;
+    call.wallPerCpu = seconds.wallPerCpu;
     calls.push_back(call);
   }
   // What the timed passes touch between two uses of a layer's weights (no optimizer runs here).

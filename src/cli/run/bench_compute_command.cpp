@@ -250,6 +250,7 @@ void run(Options& o, const CLI::App& command, Context& context) {
   if (const std::string drift = speedDriftText(m); !drift.empty()) out << drift << '\n';
   out << cacheText(m) << '\n';
   out << sharingText(m) << '\n';
+  if (const std::string shared = timeSharingText(m); !shared.empty()) out << shared << '\n';
   if (!o.out.empty()) out << fmt::format("wrote {} (use it as --cluster {})\n", o.out, o.out);
 }
 

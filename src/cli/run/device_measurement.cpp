@@ -50,13 +50,15 @@ namespace {
 std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<calib::TimedCall>>& rounds) {
   std::vector<calib::TimedCall> calls = rounds.front();
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    std::vector<double> forward, backward;
+    std::vector<double> forward, backward, wallPerCpu;
     for (const auto& round : rounds) {
       forward.push_back(round.at(c).seconds);
       backward.push_back(round.at(c).backwardSeconds);
+      wallPerCpu.push_back(round.at(c).wallPerCpu);
     }
     calls[c].seconds = median(forward);
     calls[c].backwardSeconds = median(backward);
+    calls[c].wallPerCpu = median(wallPerCpu);
   }
   return calls;
 }
@@ -66,13 +68,15 @@ std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<cal
 std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, std::vector<calib::TimedCall> calls,
                                                double deadline) {
   std::vector<double> seconds;
-  for (const calib::TimedCall& c : calls) seconds.insert(seconds.end(), {c.seconds, c.backwardSeconds});
+  for (const calib::TimedCall& c : calls)
+    seconds.insert(seconds.end(), {c.seconds, c.backwardSeconds, c.wallPerCpu});
   comm::AllreduceOptions options;
   options.deadlineSeconds = deadline;
   comm::allreduce(comm, seconds.data(), seconds.data(), seconds.size(), comm::DataType::kF64, options);
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    calls[c].seconds = seconds[2 * c] / comm.size();
-    calls[c].backwardSeconds = seconds[2 * c + 1] / comm.size();
+    calls[c].seconds = seconds[3 * c] / comm.size();
+    calls[c].backwardSeconds = seconds[3 * c + 1] / comm.size();
+    calls[c].wallPerCpu = seconds[3 * c + 2] / comm.size();
   }
   return calls;
 }
@@ -346,9 +350,46 @@ nlohmann::json cacheJson(const DeviceMeasurement& m) {
           {"stream", points}};
 }
 
+namespace {
+
+// Each timed model and batch's steps' wall time over their CPU time: the lowest, the median
+// and the highest.
+struct WallPerCpu {
+  double lowest = 1, median = 1, highest = 1;
+};
+
+WallPerCpu wallPerCpuOf(const DeviceMeasurement& m) {
+  std::vector<double> ratios;
+  for (const auto& [spec, calls] : m.timings.timed) {
+    if (!calls.empty()) ratios.push_back(calls.front().wallPerCpu);
+  }
+  if (ratios.empty()) return {};
+  const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+  return {*low, *high > *low ? median(ratios) : *low, *high};
+}
+
+}  // namespace
+
 nlohmann::json sharingJson(const DeviceMeasurement& m) {
-  return {{"ranks", m.fitted.sharing.ranks}, {"alone_speedup", m.fitted.sharing.aloneSpeedup},
-          {"probe_at_once_s", m.timings.probeAtOnce}, {"probe_alone_s", m.timings.probeAlone}};
+  const WallPerCpu w = wallPerCpuOf(m);
+  return {{"ranks", m.fitted.sharing.ranks},
+          {"alone_speedup", m.fitted.sharing.aloneSpeedup},
+          {"probe_at_once_s", m.timings.probeAtOnce},
+          {"probe_alone_s", m.timings.probeAlone},
+          {"wall_per_cpu", {{"lowest", w.lowest}, {"median", w.median}, {"highest", w.highest}}}};
+}
+
+std::string timeSharingText(const DeviceMeasurement& m) {
+  if (m.timings.gpu) return "";
+  const WallPerCpu w = wallPerCpuOf(m);
+  // Below a tenth more, what a rank waited for its core is the machine's noise, not sharing.
+  const bool shared = w.highest > 1.1;
+  return fmt::format(
+      "time-sharing: a timed step ran {:.2f}-{:.2f}x its CPU time on the wall (median {:.2f}){}; each "
+      "layer is priced at its CPU time times its steps'",
+      w.lowest, w.highest, w.median,
+      shared ? ": the ranks outnumbered the cores, and a model's longer steps waited longer for one"
+             : ": every rank had a core");
 }
 
 std::string speedProbeText(const hw::Device& device) {

@@ -108,7 +108,11 @@ std::string sharingText(const DeviceMeasurement& m);
 // {"share_bytes", "in_cache_bytes_per_s", "in_memory_bytes_per_s", "stream": [{"bytes", "bytes_per_s"}]}
 // (docs/json-output.md).
 nlohmann::json cacheJson(const DeviceMeasurement& m);
-// {"ranks", "alone_speedup", "probe_at_once_s", "probe_alone_s"} (docs/json-output.md).
+// {"ranks", "alone_speedup", "probe_at_once_s", "probe_alone_s", "wall_per_cpu": {"lowest",
+// "median", "highest"}} (docs/json-output.md).
 nlohmann::json sharingJson(const DeviceMeasurement& m);
+// The timed steps' wall time over their CPU time (calib::TimedCall::wallPerCpu), over the
+// models and batches timed: "time-sharing: ... 1.02-2.09x ...", or "" on a GPU.
+std::string timeSharingText(const DeviceMeasurement& m);
 
 }  // namespace paraxis::cli

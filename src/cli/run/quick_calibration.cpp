@@ -391,6 +391,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
   out << cacheText(r.device) << '\n';
   out << sharingText(r.device) << '\n';
+  if (const std::string shared = timeSharingText(r.device); !shared.empty()) out << shared << '\n';
   const hw::WireConversion& w = r.calibrated.implementation.wireConversion;
   out << fmt::format("wire conversion ({} path, fused decode+add+encode then decode): f16 {}, bf16 {} of f32 gradient\n",
                      comm::convertPathName(comm::activeConvertPath()), units::formatRate(w.f16), units::formatRate(w.bf16));

@@ -1,0 +1,12 @@
+#pragma once
+// The calling thread's CPU time. Where a node's ranks outnumber its cores (the netns hosts: 4
+// ranks on this project's 2-core VM), a rank waits for a core in the middle of its work and a
+// wall clock counts the wait as the work's; the thread's own CPU clock does not.
+
+namespace paraxis::core {
+
+// Seconds of CPU the calling thread has run (CLOCK_THREAD_CPUTIME_ID); a negative value where
+// the system has no such clock.
+double threadCpuSeconds();
+
+}  // namespace paraxis::core
