@@ -6,7 +6,8 @@
 namespace paraxis::core {
 
 // Seconds of CPU the calling thread has run (CLOCK_THREAD_CPUTIME_ID); a negative value where
-// the system has no such clock.
+// the system has no such clock. A reading is a system call, 0.5-0.75 us on this project's VM
+// where the wall clock's takes 0.05: a few per layer add ~1 % to a ResNet-18 step at one sample.
 double threadCpuSeconds();
 
 }  // namespace paraxis::core
