@@ -34,9 +34,10 @@ struct TimedCall {
   // fitDevice sets it from the cache share it is given).
   double workingSet = 0;
   double resident = 0;
-  // Its steps' wall time over their CPU time, where its seconds are its CPU time times that
-  // (compute_bench.cpp: ranks time-sharing the cores); 1 where timed on the wall clock.
-  double wallPerCpu = 1;
+  // Its steps' wall time over their CPU time, its seconds already its CPU time times that
+  // (compute_bench.cpp: ranks time-sharing the cores); 0 where timed on the wall clock (a GPU,
+  // more than one thread a rank). A report of the timing, not a factor to apply again.
+  double wallPerCpu = 0;
   std::string layer;  // its name, for reports
 
   int backwardPasses() const { return (backwardData.flops > 0 ? 1 : 0) + (backwardWeight.flops > 0 ? 1 : 0); }

@@ -13,7 +13,7 @@ namespace paraxis::calib {
 namespace {
 
 // 2: each call says whether it is strided (version 1's calls read as unstrided); 3: and its
-// steps' wall time over their CPU time (earlier calls read as timed on the wall clock, 1).
+// steps' wall time over their CPU time (earlier calls read as timed on the wall clock, 0).
 constexpr int kVersion = 3;
 
 // Each saved figure's key and member, one table for writing and reading.
@@ -126,8 +126,10 @@ TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& 
   c.kernel = r.index(j, "kernel", where, hw::kKernels);
   c.memoryKind = r.index(j, "memory_kind", where, hw::kMemoryKinds);
   for (const auto& f : kCallNumbers) {
-    const bool wallPerCpu = f.member == &TimedCall::wallPerCpu;
-    if (version > 2 || !wallPerCpu) c.*f.member = r.number(j, f.key, where, wallPerCpu ? 1 : 0);
+    if (version > 2 || f.member != &TimedCall::wallPerCpu) c.*f.member = r.number(j, f.key, where);
+  }
+  if (c.wallPerCpu > 0 && c.wallPerCpu < 1) {
+    throw r.fail(where + "wall_per_cpu", "expected 0 (timed on the wall clock) or a ratio >= 1");
   }
   for (const auto& f : kCallFlags) {
     if (version > 1 || f.member != &TimedCall::strided) c.*f.member = r.flag(j, f.key, where);

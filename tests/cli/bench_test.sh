@@ -5,6 +5,10 @@ source "$(dirname "$0")/lib.sh" "$@"
 expect_error "--out /nonexistent/x.yaml: the folder '/nonexistent' does not exist" bench compute --out /nonexistent/x.yaml
 fitted=$(mktemp /tmp/paraxis-fitted.XXXXXX.yaml)
 expect_ok "wrote .*paraxis-fitted" bench compute --model lenet,small-cnn --batch 4 --repeats 1 --out "$fitted"
+# One thread: each step on the CPU clock too, its wall time over that at least 1; with more
+# threads the CPU clock would miss LibTorch's others, and the wall clock's figures stand.
+expect_ok "time-sharing: a timed step ran [0-9.]+-[0-9.]+x its CPU time on the wall" bench compute --model lenet --batch 1 --repeats 1
+expect_ok "time-sharing: not measured \(the layers timed on the wall clock" bench compute --model lenet --batch 1 --repeats 1 --threads 2
 expect_ok "device fitted by paraxis bench compute" clusters show "$fitted"
 # The timings saved and fitted again: the same device, to the byte, without timing anything.
 calls=$(mktemp /tmp/paraxis-calls.XXXXXX.json) refitted=$(mktemp /tmp/paraxis-refitted.XXXXXX.yaml)

@@ -126,7 +126,7 @@ constexpr int kProbePasses = 7;
 struct LayerSeconds {
   std::vector<std::vector<double>> forward;
   std::vector<double> backward;
-  double wallPerCpu = 1;  // TimedCall::wallPerCpu
+  double wallPerCpu = 0;  // TimedCall::wallPerCpu
 };
 
 // On a GPU, each layer's forward alone, kQueued calls at a time, over the whole forward's
@@ -236,8 +236,8 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
     }
     update.apply();
     if (pass < kWarmUps) continue;  // allocations, oneDNN's kernel choice, the heap's first touch
+    spent += now() - start;         // the wall's readings around the clock's: the wall's span holds it
     wall += BackwardClock::wallSeconds() - wallStart;
-    spent += now() - start;
     for (int i = 1; i < model.size(); ++i) {
       s.forward[i].push_back(marks[i + 1] - marks[i]);
       if (!shares.empty()) backward[i].push_back(shares[i]);
@@ -246,9 +246,10 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
   net->setBeforeLayer(nullptr);
   // One thread's CPU time never exceeds its wall time; a ratio below 1 is the clocks' grain.
   if (cpuClock && spent > 0) s.wallPerCpu = std::max(1.0, wall / spent);
+  const double stretch = s.wallPerCpu > 0 ? s.wallPerCpu : 1;
   for (int i = 1; i < model.size(); ++i) {
-    for (double& f : s.forward[i]) f *= s.wallPerCpu;
-    s.backward[i] = backward[i].empty() ? 0 : s.wallPerCpu * median(backward[i]);
+    for (double& f : s.forward[i]) f *= stretch;
+    s.backward[i] = backward[i].empty() ? 0 : stretch * median(backward[i]);
   }
   return s;
 }

@@ -352,16 +352,16 @@ nlohmann::json cacheJson(const DeviceMeasurement& m) {
 
 namespace {
 
-// Each timed model and batch's steps' wall time over their CPU time: the lowest, the median
-// and the highest.
+// Each model and batch timed on the CPU clock, its steps' wall time over their CPU time: the
+// lowest, the median and the highest (0: none was).
 struct WallPerCpu {
-  double lowest = 1, median = 1, highest = 1;
+  double lowest = 0, median = 0, highest = 0;
 };
 
 WallPerCpu wallPerCpuOf(const DeviceMeasurement& m) {
   std::vector<double> ratios;
   for (const auto& [spec, calls] : m.timings.timed) {
-    if (!calls.empty()) ratios.push_back(calls.front().wallPerCpu);
+    if (!calls.empty() && calls.front().wallPerCpu > 0) ratios.push_back(calls.front().wallPerCpu);
   }
   if (ratios.empty()) return {};
   const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
@@ -382,6 +382,11 @@ nlohmann::json sharingJson(const DeviceMeasurement& m) {
 std::string timeSharingText(const DeviceMeasurement& m) {
   if (m.timings.gpu) return "";
   const WallPerCpu w = wallPerCpuOf(m);
+  if (w.highest == 0) {
+    return "time-sharing: not measured (the layers timed on the wall clock: more than one thread a rank, or "
+           "timings "
+           "saved before 2026-12-07)";
+  }
   // Below a tenth more, what a rank waited for its core is the machine's noise, not sharing.
   const bool shared = w.highest > 1.1;
   return fmt::format(

@@ -112,7 +112,8 @@ nlohmann::json cacheJson(const DeviceMeasurement& m);
 // "median", "highest"}} (docs/json-output.md).
 nlohmann::json sharingJson(const DeviceMeasurement& m);
 // The timed steps' wall time over their CPU time (calib::TimedCall::wallPerCpu), over the
-// models and batches timed: "time-sharing: ... 1.02-2.09x ...", or "" on a GPU.
+// models and batches timed: "time-sharing: ... 1.02-2.09x ...", "time-sharing: not measured
+// ..." where timed on the wall clock, or "" on a GPU.
 std::string timeSharingText(const DeviceMeasurement& m);
 
 }  // namespace paraxis::cli
