@@ -68,8 +68,9 @@ std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<cal
 std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, std::vector<calib::TimedCall> calls,
                                                double deadline) {
   std::vector<double> seconds;
-  for (const calib::TimedCall& c : calls)
+  for (const calib::TimedCall& c : calls) {
     seconds.insert(seconds.end(), {c.seconds, c.backwardSeconds, c.wallPerCpu});
+  }
   comm::AllreduceOptions options;
   options.deadlineSeconds = deadline;
   comm::allreduce(comm, seconds.data(), seconds.data(), seconds.size(), comm::DataType::kF64, options);
@@ -365,7 +366,7 @@ WallPerCpu wallPerCpuOf(const DeviceMeasurement& m) {
   }
   if (ratios.empty()) return {};
   const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
-  return {*low, *high > *low ? median(ratios) : *low, *high};
+  return {*low, median(ratios), *high};
 }
 
 }  // namespace
