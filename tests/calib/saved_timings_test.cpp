@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "common/scratch_file.hpp"
@@ -83,15 +84,21 @@ TEST(SavedTimings, ReadBackAsWritten) {
   EXPECT_FALSE(r.gpu);
 }
 
-// A file of version 1, written before calls said whether they were strided, reads them as not.
-TEST(SavedTimings, VersionOneReadsAsUnstrided) {
+// convolutionCall() written as a file of an earlier `version`, without the keys it lacked, and
+// read back.
+TimedCall readAsVersion(int version, std::initializer_list<const char*> lacked) {
   SavedTimings t;
   t.timed = {{"resnet18@64 x4", {convolutionCall()}}};
   nlohmann::json old = savedTimingsJson(t);
-  old["version"] = 1;
-  old["models"][0]["calls"][0].erase("strided");
+  old["version"] = version;
+  for (const char* key : lacked) old["models"][0]["calls"][0].erase(key);
   const testing_support::ScratchFile file(old.dump(), "calls");
-  const TimedCall c = readSavedTimings(file.path()).timed[0].second[0];
+  return readSavedTimings(file.path()).timed[0].second[0];
+}
+
+// A file of version 1, written before calls said whether they were strided, reads them as not.
+TEST(SavedTimings, VersionOneReadsAsUnstrided) {
+  const TimedCall c = readAsVersion(1, {"strided", "wall_per_cpu"});
   EXPECT_FALSE(c.strided);
   EXPECT_FALSE(c.backwardData.strided);
   EXPECT_FALSE(c.backwardWeight.strided);
@@ -100,13 +107,7 @@ TEST(SavedTimings, VersionOneReadsAsUnstrided) {
 
 // Version 2's calls were timed on the wall clock: their steps' wall over CPU time reads as 0.
 TEST(SavedTimings, VersionTwoReadsAsTimedOnTheWallClock) {
-  SavedTimings t;
-  t.timed = {{"resnet18@64 x1", {convolutionCall()}}};
-  nlohmann::json old = savedTimingsJson(t);
-  old["version"] = 2;
-  old["models"][0]["calls"][0].erase("wall_per_cpu");
-  const testing_support::ScratchFile file(old.dump(), "calls");
-  const TimedCall c = readSavedTimings(file.path()).timed[0].second[0];
+  const TimedCall c = readAsVersion(2, {"wall_per_cpu"});
   EXPECT_EQ(c.wallPerCpu, 0);
   EXPECT_TRUE(c.strided);
   EXPECT_EQ(c.seconds, convolutionCall().seconds);
