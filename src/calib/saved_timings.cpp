@@ -16,11 +16,13 @@ namespace {
 // steps' wall time over their CPU time (earlier calls read as timed on the wall clock, 0).
 constexpr int kVersion = 3;
 
-// Each saved figure's key and member, one table for writing and reading.
+// Each saved figure's key and member, one table for writing and reading, and the version that
+// first wrote it (an earlier file's calls keep the member's default).
 template <typename T, typename V>
 struct Field {
   const char* key;
   V T::*member;
+  int since = 1;
 };
 constexpr Field<cost::PassWork, double> kPassNumbers[] = {{"flops", &cost::PassWork::flops},
                                                           {"bytes", &cost::PassWork::bytes},
@@ -42,9 +44,9 @@ constexpr Field<TimedCall, double> kCallNumbers[] = {{"flops", &TimedCall::flops
                                                      {"accumulated_weights", &TimedCall::accumulatedWeights},
                                                      {"column_bytes", &TimedCall::columnBytes},
                                                      {"working_set", &TimedCall::workingSet},
-                                                     {"wall_per_cpu", &TimedCall::wallPerCpu}};
+                                                     {"wall_per_cpu", &TimedCall::wallPerCpu, 3}};
 constexpr Field<TimedCall, bool> kCallFlags[] = {
-    {"matrix", &TimedCall::matrix}, {"native", &TimedCall::native}, {"strided", &TimedCall::strided}};
+    {"matrix", &TimedCall::matrix}, {"native", &TimedCall::native}, {"strided", &TimedCall::strided, 2}};
 constexpr Field<TimedCall, cost::PassWork> kCallPasses[] = {{"backward_data", &TimedCall::backwardData},
                                                             {"backward_weight", &TimedCall::backwardWeight}};
 
@@ -126,13 +128,13 @@ TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& 
   c.kernel = r.index(j, "kernel", where, hw::kKernels);
   c.memoryKind = r.index(j, "memory_kind", where, hw::kMemoryKinds);
   for (const auto& f : kCallNumbers) {
-    if (version > 2 || f.member != &TimedCall::wallPerCpu) c.*f.member = r.number(j, f.key, where);
+    if (version >= f.since) c.*f.member = r.number(j, f.key, where);
   }
   if (c.wallPerCpu > 0 && c.wallPerCpu < 1) {
     throw r.fail(where + "wall_per_cpu", "expected 0 (timed on the wall clock) or a ratio >= 1");
   }
   for (const auto& f : kCallFlags) {
-    if (version > 1 || f.member != &TimedCall::strided) c.*f.member = r.flag(j, f.key, where);
+    if (version >= f.since) c.*f.member = r.flag(j, f.key, where);
   }
   for (const auto& f : kCallPasses) {
     c.*f.member = passFrom(r, r.at(j, f.key, where), where + f.key + ".");

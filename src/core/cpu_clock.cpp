@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <chrono>
+
 namespace paraxis::core {
 
 double threadCpuSeconds() {
@@ -12,6 +14,10 @@ double threadCpuSeconds() {
 #else
   return -1;
 #endif
+}
+
+double wallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace paraxis::core

@@ -5,7 +5,6 @@
 #include <torch/csrc/autograd/function_hook.h>
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 #include <memory>
 #include <unordered_set>
@@ -48,10 +47,6 @@ struct Hooked {
 constexpr std::uint64_t kAccumulation = std::numeric_limits<std::uint64_t>::max();
 
 }  // namespace
-
-double BackwardClock::wallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 void BackwardClock::beforeLayer(int index) { boundaries_.at(static_cast<std::size_t>(index)) = at::sequence_number::peek(); }
 

@@ -12,16 +12,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/cpu_clock.hpp"
+
 namespace paraxis::calib {
 
 class BackwardClock {
  public:
-  // Seconds on a steady wall clock.
-  static double wallSeconds();
   // `now` reads the clock the nodes' ends are taken on, seconds: the wall's, or the calling
   // thread's CPU clock (core::threadCpuSeconds), as the engine runs a CPU graph's nodes on the
   // thread that calls backward.
-  explicit BackwardClock(int layers, double (*now)() = wallSeconds)
+  explicit BackwardClock(int layers, double (*now)() = core::wallSeconds)
       : boundaries_(static_cast<std::size_t>(layers) + 1, 0), now_(now) {}
   // Before layer `index` (1 .. layers - 1) of the forward runs, and once after the last.
   void beforeLayer(int index);

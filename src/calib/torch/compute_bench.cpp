@@ -203,7 +203,7 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
     return {queuedForwardSeconds(net, input, repeats, beforePass),
             isolatedBackwardSeconds(model, input, repeats, beforePass)};
   }
-  double (*now)() = cpuClock ? core::threadCpuSeconds : BackwardClock::wallSeconds;
+  double (*now)() = cpuClock ? core::threadCpuSeconds : core::wallSeconds;
   std::vector<double> marks(model.size() + 1);
   BackwardClock clock(model.size(), now);
   net->setBeforeLayer([&](int i) {
@@ -225,7 +225,7 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
       if (p.grad().defined()) p.mutable_grad().zero_();  // as the gradient engine zeroes its buffers
     }
     if (beforePass) beforePass();
-    const double wallStart = BackwardClock::wallSeconds(), start = now();
+    const double wallStart = core::wallSeconds(), start = now();
     const std::vector<torch::Tensor> outputs = net->run(input);
     marks[model.size()] = now();
     clock.forwardDone();
@@ -237,7 +237,7 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
     update.apply();
     if (pass < kWarmUps) continue;  // allocations, oneDNN's kernel choice, the heap's first touch
     spent += now() - start;         // the wall's readings around the clock's: the wall's span holds it
-    wall += BackwardClock::wallSeconds() - wallStart;
+    wall += core::wallSeconds() - wallStart;
     for (int i = 1; i < model.size(); ++i) {
       s.forward[i].push_back(marks[i + 1] - marks[i]);
       if (!shares.empty()) backward[i].push_back(shares[i]);
