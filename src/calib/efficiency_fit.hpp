@@ -34,10 +34,12 @@ struct TimedCall {
   // fitDevice sets it from the cache share it is given).
   double workingSet = 0;
   double resident = 0;
-  // Its steps' wall time over their CPU time, its seconds already its CPU time times that
-  // (compute_bench.cpp: ranks time-sharing the cores); 0 where timed on the wall clock (a GPU,
-  // more than one thread a rank). A report of the timing, not a factor to apply again.
+  // Where timed on the thread's CPU clock (one thread a rank on the CPU), its seconds are CPU
+  // time, and its steps' wall time over their CPU time and their mean CPU seconds (the span of
+  // compute the ranks time-shared the cores over: hw::TimeSharing, fitted to them); 0 where
+  // timed on the wall clock (a GPU, more than one thread a rank).
   double wallPerCpu = 0;
+  double stepCpuSeconds = 0;
   std::string layer;  // its name, for reports
 
   int backwardPasses() const { return (backwardData.flops > 0 ? 1 : 0) + (backwardWeight.flops > 0 ? 1 : 0); }

@@ -13,8 +13,10 @@ namespace paraxis::calib {
 namespace {
 
 // 2: each call says whether it is strided (version 1's calls read as unstrided); 3: and its
-// steps' wall time over their CPU time (earlier calls read as timed on the wall clock, 0).
-constexpr int kVersion = 3;
+// steps' wall time over their CPU time (earlier calls read as timed on the wall clock, 0); 4:
+// and their CPU seconds, its own seconds its CPU time (version 3's, its CPU time times that
+// ratio, read as in version 4: cpuTimesOfVersion3).
+constexpr int kVersion = 4;
 
 // Each saved figure's key and member, one table for writing and reading, and the version that
 // first wrote it (an earlier file's calls keep the member's default).
@@ -44,7 +46,8 @@ constexpr Field<TimedCall, double> kCallNumbers[] = {{"flops", &TimedCall::flops
                                                      {"accumulated_weights", &TimedCall::accumulatedWeights},
                                                      {"column_bytes", &TimedCall::columnBytes},
                                                      {"working_set", &TimedCall::workingSet},
-                                                     {"wall_per_cpu", &TimedCall::wallPerCpu, 3}};
+                                                     {"wall_per_cpu", &TimedCall::wallPerCpu, 3},
+                                                     {"step_cpu", &TimedCall::stepCpuSeconds, 4}};
 constexpr Field<TimedCall, bool> kCallFlags[] = {
     {"matrix", &TimedCall::matrix}, {"native", &TimedCall::native}, {"strided", &TimedCall::strided, 2}};
 constexpr Field<TimedCall, cost::PassWork> kCallPasses[] = {{"backward_data", &TimedCall::backwardData},
@@ -143,6 +146,23 @@ TimedCall callFrom(const Reader& r, const nlohmann::json& j, const std::string& 
   return c;
 }
 
+// Version 3 priced a call timed on the CPU clock at its CPU time times its steps' wall over CPU
+// time and kept no step's CPU time: its seconds back to CPU time, and the step's taken as the
+// sum of its calls' (the passes' layers; a few per cent short of the step's, which held the
+// update too).
+void cpuTimesOfVersion3(std::vector<TimedCall>& calls) {
+  double step = 0;
+  for (TimedCall& c : calls) {
+    if (c.wallPerCpu <= 0) continue;
+    c.seconds /= c.wallPerCpu;
+    c.backwardSeconds /= c.wallPerCpu;
+    step += c.seconds + c.backwardSeconds;
+  }
+  for (TimedCall& c : calls) {
+    if (c.wallPerCpu > 0) c.stepCpuSeconds = step;
+  }
+}
+
 }  // namespace
 
 nlohmann::json savedTimingsJson(const SavedTimings& t) {
@@ -188,6 +208,7 @@ SavedTimings readSavedTimings(const std::string& path) {
     const nlohmann::json& list = r.array(models[m], "calls", where);
     for (std::size_t c = 0; c < list.size(); ++c)
       calls.push_back(callFrom(r, list[c], fmt::format("{}calls[{}].", where, c), static_cast<int>(version)));
+    if (version == 3) cpuTimesOfVersion3(calls);
     t.timed.emplace_back(name.get<std::string>(), std::move(calls));
   }
   if (t.timed.empty()) throw r.fail("models", "holds no model");

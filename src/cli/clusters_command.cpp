@@ -45,31 +45,33 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
                       {"injection_bandwidth_bytes_per_s", l.injectionBandwidth()},
                       {"oversubscription", l.oversubscription}});
   }
-  return {{"name", c.name},
-          {"description", c.description},
-          {"device",
-           {{"name", c.device.name},
-            {"peak_flops", c.device.peakFlops},
-            {"memory_bytes", c.device.memoryBytes},
-            {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
-            {"efficiency", curve},
-            {"backward_efficiency", backwardCurve},
-            {"channel_tile", c.device.channelTile},
-            {"weight_gradient_traffic",
-             {{"per_pass", c.device.weightGradientTraffic.perPass},
-              {"per_sample", c.device.weightGradientTraffic.perSample},
-              {"one_sample", c.device.weightGradientTraffic.oneSample}}},
-            {"forward_weight_traffic", c.device.forwardWeightTraffic},
-            {"native_column_traffic", c.device.nativeColumnTraffic},
-            {"speed_probe_s", c.device.speedProbe},
-            {"cache_share_bytes", c.device.cacheShare},
-            {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}},
-            {"kernels", kernelShapesJson(c.device)}}},
-          {"devices_per_node", c.devicesPerNode},
-          {"nodes", c.nodes},
-          {"total_devices", c.totalDevices()},
-          {"network", levels},
-          {"implementation", implementation}};
+  return {
+      {"name", c.name},
+      {"description", c.description},
+      {"device",
+       {{"name", c.device.name},
+        {"peak_flops", c.device.peakFlops},
+        {"memory_bytes", c.device.memoryBytes},
+        {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
+        {"efficiency", curve},
+        {"backward_efficiency", backwardCurve},
+        {"channel_tile", c.device.channelTile},
+        {"weight_gradient_traffic",
+         {{"per_pass", c.device.weightGradientTraffic.perPass},
+          {"per_sample", c.device.weightGradientTraffic.perSample},
+          {"one_sample", c.device.weightGradientTraffic.oneSample}}},
+        {"forward_weight_traffic", c.device.forwardWeightTraffic},
+        {"native_column_traffic", c.device.nativeColumnTraffic},
+        {"speed_probe_s", c.device.speedProbe},
+        {"cache_share_bytes", c.device.cacheShare},
+        {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}},
+        {"time_sharing", {{"shared", c.device.timeSharing.shared}, {"slice_s", c.device.timeSharing.slice}}},
+        {"kernels", kernelShapesJson(c.device)}}},
+      {"devices_per_node", c.devicesPerNode},
+      {"nodes", c.nodes},
+      {"total_devices", c.totalDevices()},
+      {"network", levels},
+      {"implementation", implementation}};
 }
 
 // What each communication path achieved where it was measured, in place of the level's figures.
@@ -147,6 +149,12 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
     out << fmt::format("  measured with {} ranks a node computing at once; a rank alone computes {:.2f}x as fast (fewer "
                        "ranks a node: between the two)\n",
                        c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
+  }
+  if (const hw::TimeSharing& t = c.device.timeSharing; !t.isIdentity()) {
+    out << fmt::format(
+        "  ranks time-share the cores: a rank's compute between two synchronisations takes up to {:.2f}x "
+        "its figures on the wall ({:.2f}x over {:.1f} ms, {:.2f}x over {:.1f} ms)\n",
+        t.shared, t.factor(t.slice), t.slice * 1e3, t.factor(4 * t.slice), 4 * t.slice * 1e3);
   }
 }
 

@@ -84,6 +84,11 @@ double CoreSharing::factor(std::int64_t running) const {
   return alone + (1 - alone) * share;
 }
 
+double TimeSharing::factor(double span) const {
+  if (isIdentity() || span <= 0) return 1;
+  return 1 + (shared - 1) * -std::expm1(-span / slice);
+}
+
 Device Device::slowedBy(double factor) const {
   Device d = *this;
   for (auto& [dtype, peak] : d.peakFlops) peak /= factor;
@@ -188,6 +193,9 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.cacheShare, 0, 1e15, "device.cache_share");
   c.within(static_cast<double>(device.sharing.ranks), 1, 1e6, "device.sharing.ranks");
   c.within(device.sharing.aloneSpeedup, 1, 64, "device.sharing.alone_speedup");
+  c.within(device.timeSharing.shared, 1, 64, "device.time_sharing.shared");
+  if (!device.timeSharing.isIdentity())
+    c.within(device.timeSharing.slice, 1e-6, 10, "device.time_sharing.slice");
   const auto efficiency = [&](const std::vector<EfficiencyPoint>& points, const std::string& key) {
     c.curve(points, key, "flops", 1e30, "efficiency", kLowestEfficiency, 1);
   };

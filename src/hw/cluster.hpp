@@ -198,6 +198,21 @@ struct CoreSharing {
   bool isIdentity() const { return ranks <= 1 || aloneSpeedup == 1; }
 };
 
+// Where a node's ranks outnumber its cores, how much longer than its figures (CPU time) a rank's
+// compute takes on the wall: `shared` times as long where it computes long enough for every
+// rank to take its turn (the ranks per core), less in shorter spans between two blocking
+// synchronisations, which a rank mostly runs whole on a core while the others wait:
+// 1 + (shared - 1)(1 - exp(-span / slice)). calibrate --quick fits it to its timed steps' wall
+// time over their CPU time (this project's 2-core VM, 4 ranks on the netns hosts: 1.3x at 1.7
+// ms, 1.5x at 2.7 ms, 1.9x from 13 ms on; 2 ranks: 1.00-1.01 everywhere, none written).
+// {1, 0}: a core (or a GPU) per rank.
+struct TimeSharing {
+  double shared = 1;
+  double slice = 0;  // seconds of compute
+  double factor(double span) const;
+  bool isIdentity() const { return shared <= 1; }
+};
+
 struct Device {
   std::string name;
   std::map<std::string, double> peakFlops;  // FLOP/s per data type: fp32, tf32, fp16, bf16, ...
@@ -262,6 +277,7 @@ struct Device {
   double speedProbe = 0;
   static constexpr double kMaxSpeedProbe = 60;  // seconds: a figure beyond it is not a probe's
   CoreSharing sharing;
+  TimeSharing timeSharing;
   // Increasing in flops; efficiencyAt() interpolates in log(flops) and clamps at the ends.
   std::vector<EfficiencyPoint> efficiency;
   // The same for the backward passes (gradients of data and of weights), by the FLOPs of one

@@ -36,12 +36,28 @@ std::vector<EfficiencyPoint> readCurve(const YamlValue& curve) {
   return points;
 }
 
+// How the node's ranks share its cores: `sharing` and `time_sharing`.
+void readSharing(const YamlValue& v, Device& d) {
+  if (auto sharing = v.find("sharing")) {
+    if (!sharing->isMap()) sharing->fail("expected a mapping {ranks: N, alone_speedup: X}");
+    sharing->requireKeys({"ranks", "alone_speedup"});
+    d.sharing = {sharing->integer("ranks", 1, 1), sharing->number("alone_speedup", 1.0)};
+  }
+  if (auto timeSharing = v.find("time_sharing")) {
+    if (!timeSharing->isMap()) timeSharing->fail("expected a mapping {shared: X, slice: SECONDS}");
+    timeSharing->requireKeys({"shared", "slice"});
+    d.timeSharing = {timeSharing->number("shared", 1.0),
+                     timeSharing->at("slice").quantity(Quantity::kSeconds)};
+  }
+}
+
 Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
+  // clang-format off
   v.requireKeys({"name", "peak_flops", "memory", "memory_bandwidth", "memory_bandwidth_curve", "efficiency",
                  "backward_efficiency", "kernels", "memory_efficiency", "layer_overhead", "channel_tile",
                  "weight_gradient_traffic", "forward_weight_traffic", "native_column_traffic", "receives_by_copy",
-                 "split_keeps_rate",
-                 "speed_probe", "sharing", "cache_share"});
+                 "split_keeps_rate", "speed_probe", "sharing", "time_sharing", "cache_share"});
+  // clang-format on
   Device d;
   d.name = v.at("name").text();
   const YamlValue peaks = v.at("peak_flops");
@@ -69,11 +85,7 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
   d.splitKeepsRate = v.boolean("split_keeps_rate", false);
   if (auto probe = v.find("speed_probe")) d.speedProbe = probe->quantity(Quantity::kSeconds);
   if (auto cache = v.find("cache_share")) d.cacheShare = cache->quantity(Quantity::kBytes);
-  if (auto sharing = v.find("sharing")) {
-    if (!sharing->isMap()) sharing->fail("expected a mapping {ranks: N, alone_speedup: X}");
-    sharing->requireKeys({"ranks", "alone_speedup"});
-    d.sharing = {sharing->integer("ranks", 1, 1), sharing->number("alone_speedup", 1.0)};
-  }
+  readSharing(v, d);
   if (auto curve = v.find("efficiency")) d.efficiency = readCurve(*curve);
   if (auto curve = v.find("backward_efficiency")) d.backwardEfficiency = readCurve(*curve);
   if (auto curve = v.find("memory_bandwidth_curve")) d.bandwidthCurve = readCurve(*curve);
@@ -316,6 +328,9 @@ std::string clusterYaml(const Cluster& c) {
   if (c.device.cacheShare > 0) y += fmt::format("  cache_share: {:.17g}\n", c.device.cacheShare);
   if (!c.device.sharing.isIdentity()) {
     y += fmt::format("  sharing: {{ranks: {}, alone_speedup: {:.6g}}}\n", c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
+  }
+  if (const TimeSharing& t = c.device.timeSharing; !t.isIdentity()) {
+    y += fmt::format("  time_sharing: {{shared: {:.6g}, slice: {:.6g}}}\n", t.shared, t.slice);
   }
   y += curveYaml("efficiency", c.device.efficiency, "  ");
   y += curveYaml("backward_efficiency", c.device.backwardEfficiency, "  ");

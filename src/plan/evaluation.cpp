@@ -158,6 +158,7 @@ class Evaluator {
     splitLayers(model_, grid_, a_.splits);
     for (int i = 0; i < model_.size(); ++i) layerTerms(i);
     if (pricesResidence_) priceResidentWeights();
+    if (!cluster_.device.timeSharing.isIdentity()) timeShareCompute();
     if (!grid_.ranksRunDifferentLayers()) skewWaits();
     if (grid_.pipeline > 1) {
       pipelineStages();
@@ -268,6 +269,45 @@ class Evaluator {
       const int kernel = profiles_[i].kernel;
       if (kernel >= 0 && cluster_.device.kernels[kernel].residentRowsShare < 1) layerCompute(i, a_.splits[i]);
     }
+  }
+
+  // Where the ranks time-share the cores (hw::TimeSharing), each span of compute between two
+  // blocking synchronisations takes the factor at its length: forward through the loss and back,
+  // a layer's halo exchange or collectives ending one, as skewWaits walks them. A step without
+  // them is one span (a data-parallel step's whole pass: the gradient reduction runs beside it),
+  // a pipeline's or placement's rank computing its share of the model for every micro-batch; a
+  // split layer's pass is one of its own. The update joins the next step's first span.
+  void timeShareCompute() {
+    const hw::TimeSharing& sharing = cluster_.device.timeSharing;
+    const int n = model_.size();
+    // (layer, backward) in the order a rank computes them.
+    const auto entry = [n](int k) { return k < n ? std::pair{k, false} : std::pair{2 * n - 1 - k, true}; };
+    const auto compute = [this](int i, bool backward) { return backward ? a_.backward[i] : a_.forward[i]; };
+    std::vector<double> spans;
+    std::vector<int> spanOf(2 * n);
+    double open = 0;
+    for (int k = 0; k < 2 * n; ++k) {
+      const auto [i, backward] = entry(k);
+      open += compute(i, backward);
+      spanOf[k] = static_cast<int>(spans.size());
+      if (a_.communication[i] > 0 || k == 2 * n - 1) {
+        spans.push_back(open);
+        open = 0;
+      }
+    }
+    if (spans.size() == 1) spans[0] *= micro_ / (static_cast<double>(grid_.pipeline) * grid_.place);
+    for (int k = 0; k < 2 * n; ++k) {
+      const auto [i, backward] = entry(k);
+      const double factor = sharing.factor(spans[spanOf[k]]);
+      if (backward) {
+        a_.backwardData[i] *= factor;
+        a_.backwardWeight[i] *= factor;
+        a_.backward[i] = a_.backwardData[i] + a_.backwardWeight[i];
+      } else {
+        a_.forward[i] *= factor;
+      }
+    }
+    updateSharing_ = sharing.factor(spans.front());
   }
 
   void layerTerms(int i) {
@@ -546,7 +586,7 @@ class Evaluator {
     const double weightBytes = params * 4;
     const double optimizerBytes = weightBytes * in_.optimizerStatesPerWeight;
     const double zeroingBytes = 2 * weightBytes;
-    return sharing_ *
+    return sharing_ * updateSharing_ *
            ((3 * weightBytes + 2 * optimizerBytes + zeroingBytes) / cluster_.device.memoryBandwidth +
             cluster_.device.callOverhead);
   }
@@ -704,6 +744,7 @@ class Evaluator {
   int reducingStage_ = 0;       // pipelines: the stage whose gradient reduction ends last
   double reducingScale_ = 1;    // its bytes' share of the link, as a factor on them
   double stageParams_ = 0;
+  double updateSharing_ = 1;    // hw::TimeSharing's factor for the update (timeShareCompute)
   double pipelineUpdate_ = -1;  // pipelines: the updates' time beyond the last pass (-1: not a pipeline)
   double stageActivations_ = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "common/scratch_file.hpp"
 #include "core/error.hpp"
@@ -20,7 +21,7 @@ TimedCall convolutionCall() {
   c.backwardData = {7.5e7, 4.7e5, 1024, 4, 11, false, 288, false, 0.25, 3.1e6};
   c.backwardWeight = {7.4e7, 4.8e5, 1023, 4, 12, true, 287, true, 0.5, 3.2e6};
   c.backwardSeconds = 3.59e-4, c.accumulatedWeights = 73728, c.columnBytes = 13, c.workingSet = 2.5e7;
-  c.wallPerCpu = 1.93;
+  c.wallPerCpu = 1.93, c.stepCpuSeconds = 2.7e-3;
   c.strided = c.backwardData.strided = c.backwardWeight.strided = true;
   return c;
 }
@@ -73,6 +74,7 @@ TEST(SavedTimings, ReadBackAsWritten) {
   EXPECT_EQ(c.columnBytes, want.columnBytes);
   EXPECT_EQ(c.workingSet, want.workingSet);
   EXPECT_EQ(c.wallPerCpu, want.wallPerCpu);
+  EXPECT_EQ(c.stepCpuSeconds, want.stepCpuSeconds);
   EXPECT_EQ(r.timed[0].second[1].memoryKind, 0);
   ASSERT_EQ(r.stream.size(), 2U);
   EXPECT_EQ(r.stream[1].rate, 1.7e10);
@@ -84,21 +86,26 @@ TEST(SavedTimings, ReadBackAsWritten) {
   EXPECT_FALSE(r.gpu);
 }
 
-// convolutionCall() written as a file of an earlier `version`, without the keys it lacked, and
-// read back.
-TimedCall readAsVersion(int version, std::initializer_list<const char*> lacked) {
+// `calls` written as a file of an earlier `version`, without the keys it lacked, and read back.
+std::vector<TimedCall> readAsVersion(int version, std::initializer_list<const char*> lacked,
+                                     const std::vector<TimedCall>& calls) {
   SavedTimings t;
-  t.timed = {{"resnet18@64 x4", {convolutionCall()}}};
+  t.timed = {{"resnet18@64 x4", calls}};
   nlohmann::json old = savedTimingsJson(t);
   old["version"] = version;
-  for (const char* key : lacked) old["models"][0]["calls"][0].erase(key);
+  for (nlohmann::json& call : old["models"][0]["calls"]) {
+    for (const char* key : lacked) call.erase(key);
+  }
   const testing_support::ScratchFile file(old.dump(), "calls");
-  return readSavedTimings(file.path()).timed[0].second[0];
+  return readSavedTimings(file.path()).timed[0].second;
+}
+TimedCall readAsVersion(int version, std::initializer_list<const char*> lacked) {
+  return readAsVersion(version, lacked, {convolutionCall()}).front();
 }
 
 // A file of version 1, written before calls said whether they were strided, reads them as not.
 TEST(SavedTimings, VersionOneReadsAsUnstrided) {
-  const TimedCall c = readAsVersion(1, {"strided", "wall_per_cpu"});
+  const TimedCall c = readAsVersion(1, {"strided", "wall_per_cpu", "step_cpu"});
   EXPECT_FALSE(c.strided);
   EXPECT_FALSE(c.backwardData.strided);
   EXPECT_FALSE(c.backwardWeight.strided);
@@ -107,10 +114,32 @@ TEST(SavedTimings, VersionOneReadsAsUnstrided) {
 
 // Version 2's calls were timed on the wall clock: their steps' wall over CPU time reads as 0.
 TEST(SavedTimings, VersionTwoReadsAsTimedOnTheWallClock) {
-  const TimedCall c = readAsVersion(2, {"wall_per_cpu"});
+  const TimedCall c = readAsVersion(2, {"wall_per_cpu", "step_cpu"});
   EXPECT_EQ(c.wallPerCpu, 0);
+  EXPECT_EQ(c.stepCpuSeconds, 0);
   EXPECT_TRUE(c.strided);
   EXPECT_EQ(c.seconds, convolutionCall().seconds);
+}
+
+// Version 3 priced a call timed on the CPU clock at its CPU time times its steps' wall over CPU
+// time, and kept no step's CPU time: read as CPU time, the step's the sum of its calls'.
+TEST(SavedTimings, VersionThreeReadsAsCpuTime) {
+  TimedCall pool;
+  pool.layer = "pool", pool.bytes = 2e5, pool.seconds = 9e-6 * 1.93, pool.memoryKind = 0,
+  pool.wallPerCpu = 1.93;
+  const std::vector<TimedCall> calls = readAsVersion(3, {"step_cpu"}, {convolutionCall(), pool});
+  const TimedCall& conv = calls[0];
+  EXPECT_DOUBLE_EQ(conv.seconds, convolutionCall().seconds / 1.93);
+  EXPECT_DOUBLE_EQ(conv.backwardSeconds, convolutionCall().backwardSeconds / 1.93);
+  EXPECT_EQ(conv.wallPerCpu, 1.93);
+  EXPECT_DOUBLE_EQ(calls[1].seconds, 9e-6);
+  const double step = conv.seconds + conv.backwardSeconds + 9e-6;
+  EXPECT_DOUBLE_EQ(conv.stepCpuSeconds, step);
+  EXPECT_DOUBLE_EQ(calls[1].stepCpuSeconds, step);
+  // Timed on the wall clock (0): as written.
+  TimedCall wall = convolutionCall();
+  wall.wallPerCpu = 0;
+  EXPECT_EQ(readAsVersion(3, {"step_cpu"}, {wall}).front().seconds, wall.seconds);
 }
 
 // The message a file's content earns, or "" when it reads.
@@ -145,10 +174,10 @@ TEST(SavedTimings, BadFilesAreRefusedNamingTheKey) {
   none["models"] = nlohmann::json::array();
   EXPECT_NE(refusal(none.dump()).find("'models' holds no model"), std::string::npos);
   nlohmann::json version = good;
-  version["version"] = 4;
-  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 to 3"), std::string::npos);
+  version["version"] = 5;
+  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 to 4"), std::string::npos);
   version["version"] = 2.5;
-  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 to 3"), std::string::npos);
+  EXPECT_NE(refusal(version.dump()).find("'version' expected 1 to 4"), std::string::npos);
   nlohmann::json below = good;
   below["models"][0]["calls"][0]["wall_per_cpu"] = 0.5;
   EXPECT_NE(

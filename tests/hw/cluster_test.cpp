@@ -354,6 +354,27 @@ TEST(ClusterYaml, CoreSharingRoundTripsAndIsChecked) {
   refused("{ranks: 2, alone: 2}", "alone");
 }
 
+TEST(ClusterYaml, TimeSharingRoundTripsAndIsChecked) {
+  const std::string base = clusterYaml(loadCluster("abci"));
+  EXPECT_EQ(base.find("time_sharing"), std::string::npos);  // presets: a core (a GPU) per rank
+  const Cluster c =
+      loadClusterText(withDeviceEntry(base, "  time_sharing: {shared: 1.96, slice: 4.5 ms}\n"), "shared");
+  EXPECT_DOUBLE_EQ(c.device.timeSharing.shared, 1.96);
+  EXPECT_DOUBLE_EQ(c.device.timeSharing.slice, 4.5e-3);
+  const Cluster again = loadClusterText(clusterYaml(c), "again");
+  EXPECT_DOUBLE_EQ(again.device.timeSharing.shared, 1.96);
+  EXPECT_DOUBLE_EQ(again.device.timeSharing.slice, 4.5e-3);
+  const auto refused = [&](const std::string& entry, const std::string& expected) {
+    expectRefused(withDeviceEntry(base, "  time_sharing: " + entry + "\n"), "bad.yaml", expected);
+  };
+  refused("{shared: 0.9, slice: 0.004}",
+          "bad.yaml: device.time_sharing.shared: expected a value in [1, 64], found 0.9");
+  refused("{shared: 2, slice: 0}",
+          "bad.yaml: device.time_sharing.slice: expected a value in [1e-06, 10], found 0");
+  refused("{shared: 2}", "slice");
+  refused("{shared: 2, slice: 1 ms, span: 3}", "span");
+}
+
 // A device twice as slow takes twice as long for every pass: compute-bound, memory-bound and
 // the per-call overhead alike.
 TEST(Device, SlowedByScalesEveryRateAndTheOverhead) {

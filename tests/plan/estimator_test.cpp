@@ -641,6 +641,39 @@ TEST_F(ThreeLayers, RanksComputingAloneRunAtTheAloneRate) {
   EXPECT_DOUBLE_EQ(hw::CoreSharing{}.factor(1), 1);
 }
 
+// Ranks time-sharing the cores (hw::TimeSharing): a data-parallel step's whole pass is one span
+// of compute between synchronisations, each pass and the update stretched by the factor at its
+// length; a spatial split synchronises at the conv's halo and before fc, so its spans are
+// shorter and stretch less. The wires are unchanged.
+TEST_F(ThreeLayers, RanksTimeSharingTheCoresStretchEachSpanByItsLength) {
+  const Strategy data{"data", Grid{.data = 2}, 8};
+  const Strategy spatial{"spatial", Grid{.height = 2}, 2};
+  const Estimate before[2] = {estimate(in, data), estimate(in, spatial)};
+  const double pass = before[0].time.forward + before[0].time.backwardData + before[0].time.backwardWeight;
+  cluster.device.timeSharing = {2, pass};  // the whole pass at 2 - 1/e
+  const Estimate after[2] = {estimate(in, data), estimate(in, spatial)};
+  const double factor = 2 - std::exp(-1.0);
+  EXPECT_DOUBLE_EQ(cluster.device.timeSharing.factor(pass), factor);
+  EXPECT_NEAR(after[0].time.forward, before[0].time.forward * factor, 1e-15);
+  EXPECT_NEAR(after[0].time.backwardData, before[0].time.backwardData * factor, 1e-15);
+  EXPECT_NEAR(after[0].time.backwardWeight, before[0].time.backwardWeight * factor, 1e-15);
+  EXPECT_NEAR(after[0].time.update, before[0].time.update * factor, 1e-15);
+  EXPECT_EQ(after[0].time.gradientAllreduce, before[0].time.gradientAllreduce);
+  const double spatialPass =
+      before[1].time.forward + before[1].time.backwardData + before[1].time.backwardWeight;
+  const double spatialAfter =
+      after[1].time.forward + after[1].time.backwardData + after[1].time.backwardWeight;
+  EXPECT_GT(spatialAfter, spatialPass);
+  EXPECT_LT(spatialAfter, spatialPass * cluster.device.timeSharing.factor(spatialPass));
+  EXPECT_EQ(after[1].time.halo, before[1].time.halo);
+  // The curve: 1 at no compute, `shared` in the limit.
+  const hw::TimeSharing curve{1.9, 4e-3};
+  EXPECT_DOUBLE_EQ(curve.factor(0), 1);
+  EXPECT_NEAR(curve.factor(4e-3), 1 + 0.9 * (1 - std::exp(-1.0)), 1e-12);
+  EXPECT_NEAR(curve.factor(1), 1.9, 1e-12);
+  EXPECT_DOUBLE_EQ(hw::TimeSharing{}.factor(1), 1);
+}
+
 // A fully connected layer over few rows streams its weights: where the rank's working set
 // leaves them in its cache, at what is left of its half-rate rows for resident weights.
 TEST_F(ThreeLayers, AFullyConnectedLayersCachedWeightsStreamFaster) {

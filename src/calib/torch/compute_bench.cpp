@@ -126,7 +126,8 @@ constexpr int kProbePasses = 7;
 struct LayerSeconds {
   std::vector<std::vector<double>> forward;
   std::vector<double> backward;
-  double wallPerCpu = 0;  // TimedCall::wallPerCpu
+  double wallPerCpu = 0;      // TimedCall::wallPerCpu
+  double stepCpuSeconds = 0;  // TimedCall::stepCpuSeconds
 };
 
 // On a GPU, each layer's forward alone, kQueued calls at a time, over the whole forward's
@@ -185,11 +186,12 @@ class StepUpdate {
 // (micro-batches of one sample, all four ranks computing) ran 2x what its layers' medians said
 // (data=2 x pipeline=2 12-20 % short in every netns sitting), where its steps at one sample ran
 // 1.9x their CPU time. So each layer is timed on the thread's CPU clock (the median over the
-// passes) and priced at that times its steps' wall time over their CPU time: the mean wall time
-// of its calls in steps like training's, without a first-touch pass's outlier. One thread only:
-// the CPU clock does not see LibTorch's other threads. 2026-12-07, the three netns sittings'
-// runs against calibrations made minutes apart: that row -14 to -2 %, the mean error 7.6 to
-// 5.2-6.9 %; on 2 ranks the steps ran 1.00-1.05x their CPU time.
+// passes), and its steps' wall time over their CPU time is kept with their CPU time: the oracle
+// prices a span of compute at its CPU time times hw::TimeSharing, fitted to those, at the span's
+// length (a split layer's short passes stretch less than a data-parallel step's whole one). One
+// thread only: the CPU clock does not see LibTorch's other threads. 2026-12-07, the three netns
+// sittings' runs against calibrations made minutes apart: that row -14 to -2 %, the mean error
+// 7.6 to 5.2-6.9 %; on 2 ranks the steps ran 1.00-1.05x their CPU time.
 bool timesOnCpuClock(const torch::Device& device, int threads) {
   return device.is_cpu() && threads == 1 && core::threadCpuSeconds() >= 0;
 }
@@ -245,12 +247,11 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
   }
   net->setBeforeLayer(nullptr);
   // One thread's CPU time never exceeds its wall time; a ratio below 1 is the clocks' grain.
-  if (cpuClock && spent > 0) s.wallPerCpu = std::max(1.0, wall / spent);
-  const double stretch = s.wallPerCpu > 0 ? s.wallPerCpu : 1;
-  for (int i = 1; i < model.size(); ++i) {
-    for (double& f : s.forward[i]) f *= stretch;
-    s.backward[i] = backward[i].empty() ? 0 : stretch * median(backward[i]);
+  if (cpuClock && spent > 0) {
+    s.wallPerCpu = std::max(1.0, wall / spent);
+    s.stepCpuSeconds = spent / repeats;
   }
+  for (int i = 1; i < model.size(); ++i) s.backward[i] = backward[i].empty() ? 0 : median(backward[i]);
   return s;
 }
 
@@ -318,6 +319,7 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
     call.strided = work.forward.strided;
     call.columnBytes = work.columnBytes;
     call.wallPerCpu = seconds.wallPerCpu;
+    call.stepCpuSeconds = seconds.stepCpuSeconds;
     calls.push_back(call);
   }
   // What the timed passes touch between two uses of a layer's weights (no optimizer runs here).

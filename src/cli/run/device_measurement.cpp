@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <limits>
 #include <ostream>
 #include <thread>
 
+#include "calib/time_sharing_fit.hpp"
 #include "calib/torch/compute_bench.hpp"
 #include "cli/model_source.hpp"
 #include "comm/allreduce.hpp"
@@ -50,15 +52,17 @@ namespace {
 std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<calib::TimedCall>>& rounds) {
   std::vector<calib::TimedCall> calls = rounds.front();
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    std::vector<double> forward, backward, wallPerCpu;
+    std::vector<double> forward, backward, wallPerCpu, stepCpu;
     for (const auto& round : rounds) {
       forward.push_back(round.at(c).seconds);
       backward.push_back(round.at(c).backwardSeconds);
       wallPerCpu.push_back(round.at(c).wallPerCpu);
+      stepCpu.push_back(round.at(c).stepCpuSeconds);
     }
     calls[c].seconds = median(forward);
     calls[c].backwardSeconds = median(backward);
     calls[c].wallPerCpu = median(wallPerCpu);
+    calls[c].stepCpuSeconds = median(stepCpu);
   }
   return calls;
 }
@@ -67,17 +71,19 @@ std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<cal
 // (each rank's the same) rests on all of them.
 std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, std::vector<calib::TimedCall> calls,
                                                double deadline) {
+  constexpr double calib::TimedCall::*kFigures[] = {
+      &calib::TimedCall::seconds, &calib::TimedCall::backwardSeconds, &calib::TimedCall::wallPerCpu,
+      &calib::TimedCall::stepCpuSeconds};
+  constexpr std::size_t kEach = std::size(kFigures);
   std::vector<double> seconds;
   for (const calib::TimedCall& c : calls) {
-    seconds.insert(seconds.end(), {c.seconds, c.backwardSeconds, c.wallPerCpu});
+    for (const auto figure : kFigures) seconds.push_back(c.*figure);
   }
   comm::AllreduceOptions options;
   options.deadlineSeconds = deadline;
   comm::allreduce(comm, seconds.data(), seconds.data(), seconds.size(), comm::DataType::kF64, options);
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    calls[c].seconds = seconds[3 * c] / comm.size();
-    calls[c].backwardSeconds = seconds[3 * c + 1] / comm.size();
-    calls[c].wallPerCpu = seconds[3 * c + 2] / comm.size();
+    for (std::size_t f = 0; f < kEach; ++f) calls[c].*kFigures[f] = seconds[kEach * c + f] / comm.size();
   }
   return calls;
 }
@@ -278,6 +284,20 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   return m;
 }
 
+namespace {
+
+// Each model and batch timed on the CPU clock: its steps' CPU seconds and wall over CPU time.
+std::vector<calib::SharedSpan> sharedSpans(const calib::TimedModels& timed) {
+  std::vector<calib::SharedSpan> spans;
+  for (const auto& [spec, calls] : timed) {
+    if (!calls.empty() && calls.front().wallPerCpu > 0)
+      spans.push_back({calls.front().stepCpuSeconds, calls.front().wallPerCpu});
+  }
+  return spans;
+}
+
+}  // namespace
+
 DeviceMeasurement fitTimings(calib::SavedTimings timings, const hw::Device& base, double peak, const std::string& dtype) {
   DeviceMeasurement m;
   m.timings = std::move(timings);
@@ -297,6 +317,7 @@ DeviceMeasurement fitTimings(calib::SavedTimings timings, const hw::Device& base
   m.fitted.sharing = {};
   // Alone is never slower than beside others: a ratio below 1 is the drift's.
   if (t.probeAlone > 0) m.fitted.sharing = {t.ranksPerNode, std::max(1.0, t.probeAtOnce / t.probeAlone)};
+  m.fitted.timeSharing = calib::fitTimeSharing(sharedSpans(t.timed));
   m.fitted.prepare();
   return m;
 }
@@ -373,11 +394,13 @@ WallPerCpu wallPerCpuOf(const DeviceMeasurement& m) {
 
 nlohmann::json sharingJson(const DeviceMeasurement& m) {
   const WallPerCpu w = wallPerCpuOf(m);
-  return {{"ranks", m.fitted.sharing.ranks},
-          {"alone_speedup", m.fitted.sharing.aloneSpeedup},
-          {"probe_at_once_s", m.timings.probeAtOnce},
-          {"probe_alone_s", m.timings.probeAlone},
-          {"wall_per_cpu", {{"lowest", w.lowest}, {"median", w.median}, {"highest", w.highest}}}};
+  return {
+      {"ranks", m.fitted.sharing.ranks},
+      {"alone_speedup", m.fitted.sharing.aloneSpeedup},
+      {"probe_at_once_s", m.timings.probeAtOnce},
+      {"probe_alone_s", m.timings.probeAlone},
+      {"wall_per_cpu", {{"lowest", w.lowest}, {"median", w.median}, {"highest", w.highest}}},
+      {"time_sharing", {{"shared", m.fitted.timeSharing.shared}, {"slice_s", m.fitted.timeSharing.slice}}}};
 }
 
 std::string timeSharingText(const DeviceMeasurement& m) {
@@ -388,14 +411,18 @@ std::string timeSharingText(const DeviceMeasurement& m) {
            "timings "
            "saved before 2026-12-07)";
   }
-  // Below a tenth more, what a rank waited for its core is the machine's noise, not sharing.
-  const bool shared = w.highest > 1.1;
-  return fmt::format(
-      "time-sharing: a timed step ran {:.2f}-{:.2f}x its CPU time on the wall (median {:.2f}){}; each "
-      "layer is priced at its CPU time times its steps'",
-      w.lowest, w.highest, w.median,
-      shared ? ": the ranks outnumbered the cores, and a model's longer steps waited longer for one"
-             : ": every rank had a core");
+  const std::string measured =
+      fmt::format("time-sharing: a timed step ran {:.2f}-{:.2f}x its CPU time on the wall (median {:.2f})",
+                  w.lowest, w.highest, w.median);
+  const hw::TimeSharing& t = m.fitted.timeSharing;
+  if (t.isIdentity()) return measured + ": every rank had a core (the layers priced at their CPU time)";
+  return measured +
+         fmt::format(
+             ": the ranks outnumbered the cores. A rank's compute between two synchronisations is priced at "
+             "its CPU time times 1 + {:.2f} (1 - exp(-span / {:.1f} ms)) (device.time_sharing: "
+             "{:.2f}x over {:.1f} ms, {:.2f}x over {:.1f} ms)",
+             t.shared - 1, t.slice * 1e3, t.factor(t.slice), t.slice * 1e3, t.factor(4 * t.slice),
+             4 * t.slice * 1e3);
 }
 
 std::string speedProbeText(const hw::Device& device) {
