@@ -274,9 +274,15 @@ class Evaluator {
   // Where the ranks time-share the cores (hw::TimeSharing), each span of compute between two
   // blocking synchronisations takes the factor at its length: forward through the loss and back,
   // a layer's halo exchange or collectives ending one, as skewWaits walks them. A step without
-  // them is one span (a data-parallel step's whole pass: the gradient reduction runs beside it),
-  // a pipeline's or placement's rank computing its share of the model for every micro-batch; a
-  // split layer's pass is one of its own. The update joins the next step's first span.
+  // them is one span (a data-parallel step's whole pass: the gradient reduction runs beside it);
+  // a split layer's pass is one of its own; a pipeline's or placement's stage computes its share
+  // of the model's forward, then of its backward, per micro-batch. The update joins the next
+  // step's first span. 2026-12-07, the four netns sittings n52-n55 refitted: a pipeline's whole
+  // step as one span put lenet's data=2 x pipeline=2 +26 % over in n55, per micro-batch +11 %;
+  // the mean errors 6.3, 8.3, 6.2, 9.6 % -> 5.6, 7.3, 5.6, 7.6 %. Tried and not kept: each span
+  // ending at a synchronisation also waiting there for the rest of `shared` (all ranks computing
+  // at once need shared x their CPU time of the cores, whichever rank's clock shows it): 6.0,
+  // 9.8, 6.3, 7.3 %.
   void timeShareCompute() {
     const hw::TimeSharing& sharing = cluster_.device.timeSharing;
     const int n = model_.size();
@@ -285,17 +291,20 @@ class Evaluator {
     const auto compute = [this](int i, bool backward) { return backward ? a_.backward[i] : a_.forward[i]; };
     std::vector<double> spans;
     std::vector<int> spanOf(2 * n);
+    // A pipeline's or placement's stage waits for each micro-batch's activations forward and
+    // their gradients backward: its share of the layers between.
+    const bool staged = grid_.ranksRunDifferentLayers();
+    const double stageShare = 1 / (static_cast<double>(grid_.pipeline) * grid_.place);
     double open = 0;
     for (int k = 0; k < 2 * n; ++k) {
       const auto [i, backward] = entry(k);
-      open += compute(i, backward);
+      open += compute(i, backward) * (staged ? stageShare : 1);
       spanOf[k] = static_cast<int>(spans.size());
-      if (a_.communication[i] > 0 || k == 2 * n - 1) {
+      if (a_.communication[i] > 0 || k == 2 * n - 1 || (staged && k == n - 1)) {
         spans.push_back(open);
         open = 0;
       }
     }
-    if (spans.size() == 1) spans[0] *= micro_ / (static_cast<double>(grid_.pipeline) * grid_.place);
     for (int k = 0; k < 2 * n; ++k) {
       const auto [i, backward] = entry(k);
       const double factor = sharing.factor(spans[spanOf[k]]);

@@ -666,6 +666,19 @@ TEST_F(ThreeLayers, RanksTimeSharingTheCoresStretchEachSpanByItsLength) {
   EXPECT_GT(spatialAfter, spatialPass);
   EXPECT_LT(spatialAfter, spatialPass * cluster.device.timeSharing.factor(spatialPass));
   EXPECT_EQ(after[1].time.halo, before[1].time.halo);
+  // A pipeline's stage waits for each micro-batch forward and backward: its spans are its half of
+  // one micro-batch's forward, and of its backward, through the whole model.
+  const Strategy pipeline{"pipeline", Grid{.pipeline = 2}, 8, 4};
+  cluster.device.timeSharing = {};
+  const Estimate staged = estimate(in, pipeline);
+  const Estimate micro = estimate(in, {"one device", Grid{}, 2});
+  cluster.device.timeSharing = {2, pass};
+  const Estimate stagedAfter = estimate(in, pipeline);
+  const hw::TimeSharing& t = cluster.device.timeSharing;
+  EXPECT_NEAR(stagedAfter.time.forward, staged.time.forward * t.factor(micro.time.forward / 2), 1e-15);
+  EXPECT_NEAR(stagedAfter.time.backwardData,
+              staged.time.backwardData * t.factor((micro.time.backwardData + micro.time.backwardWeight) / 2),
+              1e-15);
   // The curve: 1 at no compute, `shared` in the limit.
   const hw::TimeSharing curve{1.9, 4e-3};
   EXPECT_DOUBLE_EQ(curve.factor(0), 1);
