@@ -30,7 +30,8 @@ hw::TimeSharing fitTimeSharing(const std::vector<SharedSpan>& spans) {
     }
     if (error < bestError) {
       bestError = error;
-      best = {1 + excess, slice};
+      best.shared = 1 + excess;
+      best.slice = slice;
     }
   }
   if (best.shared < kLeastTimeSharing) return {};

@@ -65,7 +65,10 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
         {"speed_probe_s", c.device.speedProbe},
         {"cache_share_bytes", c.device.cacheShare},
         {"sharing", {{"ranks", c.device.sharing.ranks}, {"alone_speedup", c.device.sharing.aloneSpeedup}}},
-        {"time_sharing", {{"shared", c.device.timeSharing.shared}, {"slice_s", c.device.timeSharing.slice}}},
+        {"time_sharing",
+         {{"ranks", c.device.timeSharing.ranks},
+          {"shared", c.device.timeSharing.shared},
+          {"slice_s", c.device.timeSharing.slice}}},
         {"kernels", kernelShapesJson(c.device)}}},
       {"devices_per_node", c.devicesPerNode},
       {"nodes", c.nodes},
@@ -152,9 +155,12 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
   }
   if (const hw::TimeSharing& t = c.device.timeSharing; !t.isIdentity()) {
     out << fmt::format(
-        "  ranks time-share the cores: a rank's compute between two synchronisations takes up to {:.2f}x "
-        "its figures on the wall ({:.2f}x over {:.1f} ms, {:.2f}x over {:.1f} ms)\n",
-        t.shared, t.factor(t.slice), t.slice * 1e3, t.factor(4 * t.slice), 4 * t.slice * 1e3);
+        "  ranks time-share the cores: with {} ranks a node, a rank's compute between two synchronisations "
+        "takes "
+        "up to {:.2f}x its figures on the wall ({:.2f}x over {:.1f} ms, {:.2f}x over {:.1f} ms; fewer ranks "
+        "a node: "
+        "less)\n",
+        t.ranks, t.shared, t.factor(t.slice), t.slice * 1e3, t.factor(4 * t.slice), 4 * t.slice * 1e3);
   }
 }
 

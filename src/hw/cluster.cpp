@@ -84,6 +84,15 @@ double CoreSharing::factor(std::int64_t running) const {
   return alone + (1 - alone) * share;
 }
 
+TimeSharing TimeSharing::at(std::int64_t running) const {
+  if (isIdentity() || ranks <= 1 || running >= ranks) return *this;
+  TimeSharing t = *this;
+  const double share =
+      static_cast<double>(std::max<std::int64_t>(running, 1) - 1) / static_cast<double>(ranks - 1);
+  t.shared = 1 + (shared - 1) * share;
+  return t;
+}
+
 double TimeSharing::factor(double span) const {
   if (isIdentity() || span <= 0) return 1;
   return 1 + (shared - 1) * -std::expm1(-span / slice);
@@ -193,6 +202,7 @@ void validateDevice(const Device& device, const Checker& c) {
   c.within(device.cacheShare, 0, 1e15, "device.cache_share");
   c.within(static_cast<double>(device.sharing.ranks), 1, 1e6, "device.sharing.ranks");
   c.within(device.sharing.aloneSpeedup, 1, 64, "device.sharing.alone_speedup");
+  c.within(static_cast<double>(device.timeSharing.ranks), 1, 1e6, "device.time_sharing.ranks");
   c.within(device.timeSharing.shared, 1, 64, "device.time_sharing.shared");
   if (!device.timeSharing.isIdentity())
     c.within(device.timeSharing.slice, 1e-6, 10, "device.time_sharing.slice");

@@ -204,13 +204,17 @@ struct CoreSharing {
 // synchronisations, which a rank mostly runs whole on a core while the others wait:
 // 1 + (shared - 1)(1 - exp(-span / slice)). calibrate --quick fits it to its timed steps' wall
 // time over their CPU time (this project's 2-core VM, 4 ranks on the netns hosts: 1.3x at 1.7
-// ms, 1.5x at 2.7 ms, 1.9x from 13 ms on; 2 ranks: 1.00-1.01 everywhere, none written).
-// {1, 0}: a core (or a GPU) per rank.
+// ms, 1.5x at 2.7 ms, 1.9x from 13 ms on; 2 ranks: 1.00-1.01 everywhere, none written). Measured
+// with `ranks` of a node computing at once: a job with fewer shares less, `shared` falling
+// linearly to 1 at one rank a node (at()). {1, 1, 0}: a core (or a GPU) per rank.
 struct TimeSharing {
+  std::int64_t ranks = 1;
   double shared = 1;
   double slice = 0;  // seconds of compute
   double factor(double span) const;
   bool isIdentity() const { return shared <= 1; }
+  // The curve with `running` ranks of a node computing at once.
+  TimeSharing at(std::int64_t running) const;
 };
 
 struct Device {
@@ -488,6 +492,8 @@ struct Cluster {
   // How much longer than the device's figures a pass takes in a job of `ranks`: the pace of the
   // ranks that share a node's cores (Device::sharing at ranksOnANode).
   double sharingFactor(std::int64_t ranks) const { return device.sharing.factor(ranksOnANode(ranks)); }
+  // The device's time-sharing curve for a job of `ranks` (Device::timeSharing at ranksOnANode).
+  TimeSharing timeSharingAt(std::int64_t ranks) const { return device.timeSharing.at(ranksOnANode(ranks)); }
   // Index into `levels` of the innermost level that holds both ranks (a != b).
   int levelBetween(std::int64_t a, std::int64_t b) const;
   // Level `level`'s alpha and beta (one link) as `path` sees them: the implementation's

@@ -44,9 +44,9 @@ void readSharing(const YamlValue& v, Device& d) {
     d.sharing = {sharing->integer("ranks", 1, 1), sharing->number("alone_speedup", 1.0)};
   }
   if (auto timeSharing = v.find("time_sharing")) {
-    if (!timeSharing->isMap()) timeSharing->fail("expected a mapping {shared: X, slice: SECONDS}");
-    timeSharing->requireKeys({"shared", "slice"});
-    d.timeSharing = {timeSharing->number("shared", 1.0),
+    if (!timeSharing->isMap()) timeSharing->fail("expected a mapping {ranks: N, shared: X, slice: SECONDS}");
+    timeSharing->requireKeys({"ranks", "shared", "slice"});
+    d.timeSharing = {timeSharing->integer("ranks", 1, 1), timeSharing->number("shared", 1.0),
                      timeSharing->at("slice").quantity(Quantity::kSeconds)};
   }
 }
@@ -330,7 +330,8 @@ std::string clusterYaml(const Cluster& c) {
     y += fmt::format("  sharing: {{ranks: {}, alone_speedup: {:.6g}}}\n", c.device.sharing.ranks, c.device.sharing.aloneSpeedup);
   }
   if (const TimeSharing& t = c.device.timeSharing; !t.isIdentity()) {
-    y += fmt::format("  time_sharing: {{shared: {:.6g}, slice: {:.6g}}}\n", t.shared, t.slice);
+    y += fmt::format("  time_sharing: {{ranks: {}, shared: {:.6g}, slice: {:.6g}}}\n", t.ranks, t.shared,
+                     t.slice);
   }
   y += curveYaml("efficiency", c.device.efficiency, "  ");
   y += curveYaml("backward_efficiency", c.device.backwardEfficiency, "  ");

@@ -151,6 +151,7 @@ class Evaluator {
         rates_(cluster_.device, cluster_.device.peak(in.dtype)),
         groups_(cluster_, grid_, k),
         sharing_(cluster_.sharingFactor(grid_.total())),
+        timeSharing_(cluster_.timeSharingAt(grid_.total())),
         pricesResidence_(cluster_.device.weightsMayStayResident()) {}
 
   Evaluation run() {
@@ -158,7 +159,7 @@ class Evaluator {
     splitLayers(model_, grid_, a_.splits);
     for (int i = 0; i < model_.size(); ++i) layerTerms(i);
     if (pricesResidence_) priceResidentWeights();
-    if (!cluster_.device.timeSharing.isIdentity()) timeShareCompute();
+    if (!timeSharing_.isIdentity()) timeShareCompute();
     if (!grid_.ranksRunDifferentLayers()) skewWaits();
     if (grid_.pipeline > 1) {
       pipelineStages();
@@ -284,7 +285,7 @@ class Evaluator {
   // at once need shared x their CPU time of the cores, whichever rank's clock shows it): 6.0,
   // 9.8, 6.3, 7.3 %.
   void timeShareCompute() {
-    const hw::TimeSharing& sharing = cluster_.device.timeSharing;
+    const hw::TimeSharing& sharing = timeSharing_;
     const int n = model_.size();
     // (layer, backward) in the order a rank computes them.
     const auto entry = [n](int k) { return k < n ? std::pair{k, false} : std::pair{2 * n - 1 - k, true}; };
@@ -737,6 +738,7 @@ class Evaluator {
   // How much longer than the device's figures a pass takes with this job's ranks of a node
   // computing at once (hw::CoreSharing; nodes fill in rank order).
   const double sharing_;
+  const hw::TimeSharing timeSharing_;  // at the job's ranks a node
   Evaluation e_;
   double localParams_ = 0;
   // Whether some kernel's time depends on its weights staying in the rank's cache, and then the

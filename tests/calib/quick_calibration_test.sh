@@ -185,10 +185,10 @@ if not 1 <= w["lowest"] <= w["median"] <= w["highest"] < 8: problems.append(f"wa
 # The curve fitted to those stretches: none where every rank had a core (then no key), else at
 # most their highest plus the fit's scatter, over a slice the fit searches, and written as fitted.
 t = d["sharing"]["time_sharing"]
-key = re.search(r"^  time_sharing: \{shared: (\S+), slice: (\S+)\}$", open(sys.argv[2]).read(), re.M)
+key = re.search(r"^  time_sharing: \{ranks: 2, shared: (\S+), slice: (\S+)\}$", open(sys.argv[2]).read(), re.M)
 if t["shared"] == 1:
     if key: problems.append(f"time_sharing written where none was fitted: {key.group(0)}")
-elif not (1.05 <= t["shared"] < 8 and 1e-5 <= t["slice_s"] <= 1 and key and abs(float(key.group(1)) / t["shared"] - 1) < 1e-5
+elif not (t["ranks"] == 2 and 1.05 <= t["shared"] < 8 and 1e-5 <= t["slice_s"] <= 1 and key and abs(float(key.group(1)) / t["shared"] - 1) < 1e-5
           and abs(float(key.group(2)) / t["slice_s"] - 1) < 1e-5):
     problems.append(f"time sharing {t}, written {key and key.group(0)}")
 print("; ".join(problems) or "ok")

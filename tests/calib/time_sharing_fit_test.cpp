@@ -15,7 +15,7 @@ const std::vector<SharedSpan> kNetns = {{0.0132, 1.893}, {0.0028, 1.521}, {0.001
                                         {0.0199, 1.961}, {0.5174, 1.981}, {0.2445, 1.987}};
 
 TEST(TimeSharingFit, RecoversTheCurveItWasDrawnFrom) {
-  const hw::TimeSharing truth{1.8, 3e-3};
+  const hw::TimeSharing truth{.shared = 1.8, .slice = 3e-3};
   std::vector<SharedSpan> spans;
   for (double span : {5e-4, 1e-3, 2e-3, 4e-3, 8e-3, 2e-2, 1e-1}) spans.push_back({span, truth.factor(span)});
   const hw::TimeSharing fitted = fitTimeSharing(spans);

@@ -357,22 +357,29 @@ TEST(ClusterYaml, CoreSharingRoundTripsAndIsChecked) {
 TEST(ClusterYaml, TimeSharingRoundTripsAndIsChecked) {
   const std::string base = clusterYaml(loadCluster("abci"));
   EXPECT_EQ(base.find("time_sharing"), std::string::npos);  // presets: a core (a GPU) per rank
-  const Cluster c =
-      loadClusterText(withDeviceEntry(base, "  time_sharing: {shared: 1.96, slice: 4.5 ms}\n"), "shared");
+  const Cluster c = loadClusterText(
+      withDeviceEntry(base, "  time_sharing: {ranks: 2, shared: 1.96, slice: 4.5 ms}\n"), "shared");
+  EXPECT_EQ(c.device.timeSharing.ranks, 2);
   EXPECT_DOUBLE_EQ(c.device.timeSharing.shared, 1.96);
   EXPECT_DOUBLE_EQ(c.device.timeSharing.slice, 4.5e-3);
   const Cluster again = loadClusterText(clusterYaml(c), "again");
+  EXPECT_EQ(again.device.timeSharing.ranks, 2);
   EXPECT_DOUBLE_EQ(again.device.timeSharing.shared, 1.96);
   EXPECT_DOUBLE_EQ(again.device.timeSharing.slice, 4.5e-3);
+  // Without `ranks`: measured with one rank a node, no job shares less.
+  EXPECT_EQ(loadClusterText(withDeviceEntry(base, "  time_sharing: {shared: 2, slice: 1 ms}\n"), "one")
+                .device.timeSharing.ranks,
+            1);
   const auto refused = [&](const std::string& entry, const std::string& expected) {
     expectRefused(withDeviceEntry(base, "  time_sharing: " + entry + "\n"), "bad.yaml", expected);
   };
-  refused("{shared: 0.9, slice: 0.004}",
+  refused("{ranks: 2, shared: 0.9, slice: 0.004}",
           "bad.yaml: device.time_sharing.shared: expected a value in [1, 64], found 0.9");
-  refused("{shared: 2, slice: 0}",
+  refused("{ranks: 2, shared: 2, slice: 0}",
           "bad.yaml: device.time_sharing.slice: expected a value in [1e-06, 10], found 0");
-  refused("{shared: 2}", "slice");
-  refused("{shared: 2, slice: 1 ms, span: 3}", "span");
+  refused("{ranks: 2, shared: 2}", "slice");
+  refused("{ranks: 0, shared: 2, slice: 1 ms}", "ranks");
+  refused("{ranks: 2, shared: 2, slice: 1 ms, span: 3}", "span");
 }
 
 // A device twice as slow takes twice as long for every pass: compute-bound, memory-bound and

@@ -650,7 +650,7 @@ TEST_F(ThreeLayers, RanksTimeSharingTheCoresStretchEachSpanByItsLength) {
   const Strategy spatial{"spatial", Grid{.height = 2}, 2};
   const Estimate before[2] = {estimate(in, data), estimate(in, spatial)};
   const double pass = before[0].time.forward + before[0].time.backwardData + before[0].time.backwardWeight;
-  cluster.device.timeSharing = {2, pass};  // the whole pass at 2 - 1/e
+  cluster.device.timeSharing = {.ranks = 2, .shared = 2, .slice = pass};  // the whole pass at 2 - 1/e
   const Estimate after[2] = {estimate(in, data), estimate(in, spatial)};
   const double factor = 2 - std::exp(-1.0);
   EXPECT_DOUBLE_EQ(cluster.device.timeSharing.factor(pass), factor);
@@ -672,7 +672,7 @@ TEST_F(ThreeLayers, RanksTimeSharingTheCoresStretchEachSpanByItsLength) {
   cluster.device.timeSharing = {};
   const Estimate staged = estimate(in, pipeline);
   const Estimate micro = estimate(in, {"one device", Grid{}, 2});
-  cluster.device.timeSharing = {2, pass};
+  cluster.device.timeSharing = {.ranks = 2, .shared = 2, .slice = pass};
   const Estimate stagedAfter = estimate(in, pipeline);
   const hw::TimeSharing& t = cluster.device.timeSharing;
   EXPECT_NEAR(stagedAfter.time.forward, staged.time.forward * t.factor(micro.time.forward / 2), 1e-15);
@@ -680,11 +680,21 @@ TEST_F(ThreeLayers, RanksTimeSharingTheCoresStretchEachSpanByItsLength) {
               staged.time.backwardData * t.factor((micro.time.backwardData + micro.time.backwardWeight) / 2),
               1e-15);
   // The curve: 1 at no compute, `shared` in the limit.
-  const hw::TimeSharing curve{1.9, 4e-3};
+  const hw::TimeSharing curve{.shared = 1.9, .slice = 4e-3};
   EXPECT_DOUBLE_EQ(curve.factor(0), 1);
   EXPECT_NEAR(curve.factor(4e-3), 1 + 0.9 * (1 - std::exp(-1.0)), 1e-12);
   EXPECT_NEAR(curve.factor(1), 1.9, 1e-12);
   EXPECT_DOUBLE_EQ(hw::TimeSharing{}.factor(1), 1);
+  // Measured with 2 ranks a node: a job of one rank (a node to itself) shares no core; with 3 of
+  // 5 a node, half way.
+  const Estimate alone = estimate(in, {"one", Grid{}, 8});
+  cluster.device.timeSharing = {};
+  EXPECT_EQ(estimate(in, {"one", Grid{}, 8}).time.forward, alone.time.forward);
+  const hw::TimeSharing five{.ranks = 5, .shared = 3, .slice = 1e-3};
+  EXPECT_DOUBLE_EQ(five.at(3).shared, 2);
+  EXPECT_DOUBLE_EQ(five.at(1).shared, 1);
+  EXPECT_DOUBLE_EQ(five.at(8).shared, 3);
+  EXPECT_DOUBLE_EQ(five.at(3).slice, 1e-3);
 }
 
 // A fully connected layer over few rows streams its weights: where the rank's working set

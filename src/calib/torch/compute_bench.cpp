@@ -257,7 +257,8 @@ LayerSeconds timeLayers(train::IrNet& net, const torch::Tensor& input, int repea
 
 }  // namespace
 
-double speedProbeSeconds(const std::function<void()>& beforePass) {
+double speedProbeSeconds(const std::function<void()>& beforePass, bool cpuClock) {
+  double (*now)() = cpuClock ? core::threadCpuSeconds : core::wallSeconds;
   const trace::Quiet untraced;
   train::configureTorchThreads(1, 1);
   torch::manual_seed(1);
@@ -269,12 +270,12 @@ double speedProbeSeconds(const std::function<void()>& beforePass) {
   for (int pass = 0; pass < kProbePasses + kWarmUps; ++pass) {
     for (torch::Tensor& p : net->parameters()) p.mutable_grad().reset();
     if (beforePass) beforePass();
-    const auto start = Clock::now();
+    const double start = now();
     const std::vector<torch::Tensor> outputs = net->run(input);
     // The loss layer's output is the trainer's (it needs the labels): the last defined one.
     auto last = std::find_if(outputs.rbegin(), outputs.rend(), [](const torch::Tensor& t) { return t.defined(); });
     last->sum().backward();
-    if (pass >= kWarmUps) times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    if (pass >= kWarmUps) times.push_back(now() - start);
   }
   return median(std::move(times));
 }

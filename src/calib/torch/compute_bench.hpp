@@ -31,7 +31,10 @@ std::vector<TimedCall> benchLayers(const graph::Model& model, std::int64_t batch
 // fits and train beside each run (every rank at once, as they train), so that validate can
 // tell a run made while the machine ran slower or faster than at calibration (this shared
 // machine's speed drifts by 20-40 % within an hour) from an error of the model.
-double speedProbeSeconds(const std::function<void()>& beforePass = {});
+// `cpuClock`: its passes on the thread's CPU clock instead (calibrate's pairs of it with every rank
+// at once and one alone, where the layers are timed so: the sharing of caches and memory
+// bandwidth alone, the cores' time-sharing being hw::TimeSharing's).
+double speedProbeSeconds(const std::function<void()>& beforePass = {}, bool cpuClock = false);
 inline constexpr const char* kSpeedProbe = "small-cnn at 32x32, 8 samples, forward and backward, 1 thread";
 
 }  // namespace paraxis::calib

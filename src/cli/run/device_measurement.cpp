@@ -15,6 +15,7 @@
 #include "cli/model_source.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/collectives.hpp"
+#include "core/cpu_clock.hpp"
 #include "core/error.hpp"
 #include "core/median.hpp"
 
@@ -92,8 +93,10 @@ std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, s
 // barrier: a blocking wait gives its core away within 2 ms), in pairs back to back, for the
 // machine's speed drifts over seconds; each figure the median over the pairs. On this 2-core
 // VM, 2 ranks: 1.00-1.22x over five readings minutes apart; 4 ranks on its cores (the netns
-// hosts): 2.04x.
-void measureSharing(const comm::Communicator& comm, double deadline, calib::SavedTimings& t, std::ostream& progress) {
+// hosts): 2.04x on the wall clock, which holds their time-sharing too (`cpuClock`: each probe
+// on its thread's CPU clock, without it).
+void measureSharing(const comm::Communicator& comm, bool cpuClock, double deadline, calib::SavedTimings& t,
+                    std::ostream& progress) {
   constexpr int kPairs = 5;
   progress << fmt::format("timing the speed probe with {} ranks at once and with one alone ({} pairs) ...\n",
                           comm.size(), kPairs);
@@ -102,12 +105,12 @@ void measureSharing(const comm::Communicator& comm, double deadline, calib::Save
   std::vector<double> atOnce, alone;
   for (int pair = 0; pair < kPairs; ++pair) {
     const auto start = std::chrono::steady_clock::now();
-    atOnce.push_back(meanOverRanks(comm, calib::speedProbeSeconds(barrier), deadline));
+    atOnce.push_back(meanOverRanks(comm, calib::speedProbeSeconds(barrier, cpuClock), deadline));
     const auto took = std::chrono::steady_clock::now() - start;
     // The others sleep through rank 0's probe: a wait that polls wakes thousands of times a
     // second, and on this VM that slowed the rank alone by 10-15 % (8.1 ms against 7.1 at once).
     if (comm.rank() != 0) std::this_thread::sleep_for(2 * took);
-    double mine = comm.rank() == 0 ? calib::speedProbeSeconds() : 0;
+    double mine = comm.rank() == 0 ? calib::speedProbeSeconds({}, cpuClock) : 0;
     comm::broadcast(comm, &mine, 1, comm::DataType::kF64, {.deadlineSeconds = deadline});
     alone.push_back(mine);
   }
@@ -278,7 +281,10 @@ DeviceMeasurement measureDevice(const ComputeBench& bench, const std::vector<gra
   }
   t.probeBefore = timed.before;
   t.probeAfter = timed.after;
-  if (!bench.device.cuda() && ranksPerNode > 1) measureSharing(comm, deadline, t, progress);
+  // On the layers' clock: where they are timed on the CPU clock the cores' time-sharing is
+  // hw::TimeSharing's, and the pair tells the sharing of caches and memory bandwidth alone.
+  const bool cpuClock = bench.threads == 1 && core::threadCpuSeconds() >= 0;
+  if (!bench.device.cuda() && ranksPerNode > 1) measureSharing(comm, cpuClock, deadline, t, progress);
   DeviceMeasurement m = fitTimings(std::move(t), base, peak, bench.dtype);
   m.layerTimings = timed.attempts;
   return m;
@@ -318,6 +324,7 @@ DeviceMeasurement fitTimings(calib::SavedTimings timings, const hw::Device& base
   // Alone is never slower than beside others: a ratio below 1 is the drift's.
   if (t.probeAlone > 0) m.fitted.sharing = {t.ranksPerNode, std::max(1.0, t.probeAtOnce / t.probeAlone)};
   m.fitted.timeSharing = calib::fitTimeSharing(sharedSpans(t.timed));
+  if (!m.fitted.timeSharing.isIdentity()) m.fitted.timeSharing.ranks = t.ranksPerNode;
   m.fitted.prepare();
   return m;
 }
@@ -355,23 +362,6 @@ std::string cacheText(const DeviceMeasurement& m) {
                      m.cache.inCache / m.cache.inMemory, m.cache.residentRowsShare());
 }
 
-std::string sharingText(const DeviceMeasurement& m) {
-  const hw::CoreSharing& s = m.fitted.sharing;
-  if (m.timings.probeAlone <= 0) return "sharing: not measured (one rank a node, or a GPU each): the figures are a rank's alone";
-  return fmt::format("sharing: one rank alone ran the speed probe in {:.2f} ms, each with {} ranks a node at once {:.2f} ms: a rank "
-                     "alone computes {:.2f}x as fast (device.sharing; a job with fewer ranks a node is predicted so)",
-                     m.timings.probeAlone * 1e3, s.ranks, m.timings.probeAtOnce * 1e3, s.aloneSpeedup);
-}
-
-nlohmann::json cacheJson(const DeviceMeasurement& m) {
-  nlohmann::json points = nlohmann::json::array();
-  for (const calib::StreamPoint& p : m.timings.stream) points.push_back({{"bytes", p.bytes}, {"bytes_per_s", p.rate}});
-  return {{"share_bytes", m.cache.cacheShare},
-          {"in_cache_bytes_per_s", m.cache.inCache},
-          {"in_memory_bytes_per_s", m.cache.inMemory},
-          {"stream", points}};
-}
-
 namespace {
 
 // Each model and batch timed on the CPU clock, its steps' wall time over their CPU time: the
@@ -392,15 +382,41 @@ WallPerCpu wallPerCpuOf(const DeviceMeasurement& m) {
 
 }  // namespace
 
+std::string sharingText(const DeviceMeasurement& m) {
+  const hw::CoreSharing& s = m.fitted.sharing;
+  if (m.timings.probeAlone <= 0)
+    return "sharing: not measured (one rank a node, or a GPU each): the figures are a rank's alone";
+  // On the CPU clock where the layers were (measureDevice): the cores' time-sharing is not in it.
+  const bool cpuClock = wallPerCpuOf(m).highest > 0;
+  return fmt::format(
+      "sharing: one rank alone ran the speed probe in {:.2f} ms, each with {} ranks a node at once {:.2f} "
+      "ms{}: a "
+      "rank alone computes {:.2f}x as fast (device.sharing; a job with fewer ranks a node is predicted so)",
+      m.timings.probeAlone * 1e3, s.ranks, m.timings.probeAtOnce * 1e3,
+      cpuClock ? " (CPU time: caches and memory shared, not cores)" : "", s.aloneSpeedup);
+}
+
+nlohmann::json cacheJson(const DeviceMeasurement& m) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const calib::StreamPoint& p : m.timings.stream)
+    points.push_back({{"bytes", p.bytes}, {"bytes_per_s", p.rate}});
+  return {{"share_bytes", m.cache.cacheShare},
+          {"in_cache_bytes_per_s", m.cache.inCache},
+          {"in_memory_bytes_per_s", m.cache.inMemory},
+          {"stream", points}};
+}
+
 nlohmann::json sharingJson(const DeviceMeasurement& m) {
   const WallPerCpu w = wallPerCpuOf(m);
-  return {
-      {"ranks", m.fitted.sharing.ranks},
-      {"alone_speedup", m.fitted.sharing.aloneSpeedup},
-      {"probe_at_once_s", m.timings.probeAtOnce},
-      {"probe_alone_s", m.timings.probeAlone},
-      {"wall_per_cpu", {{"lowest", w.lowest}, {"median", w.median}, {"highest", w.highest}}},
-      {"time_sharing", {{"shared", m.fitted.timeSharing.shared}, {"slice_s", m.fitted.timeSharing.slice}}}};
+  return {{"ranks", m.fitted.sharing.ranks},
+          {"alone_speedup", m.fitted.sharing.aloneSpeedup},
+          {"probe_at_once_s", m.timings.probeAtOnce},
+          {"probe_alone_s", m.timings.probeAlone},
+          {"wall_per_cpu", {{"lowest", w.lowest}, {"median", w.median}, {"highest", w.highest}}},
+          {"time_sharing",
+           {{"ranks", m.fitted.timeSharing.ranks},
+            {"shared", m.fitted.timeSharing.shared},
+            {"slice_s", m.fitted.timeSharing.slice}}}};
 }
 
 std::string timeSharingText(const DeviceMeasurement& m) {
