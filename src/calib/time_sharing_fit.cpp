@@ -1,5 +1,6 @@
 #include "calib/time_sharing_fit.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 

@@ -18,7 +18,7 @@ struct SharedSpan {
 inline constexpr double kLeastTimeSharing = 1.05;
 
 // Least squares over the spans' stretches less 1, the slice searched in log steps from 10 us to
-// 1 s (the stretch's scale closed-form at each). Identity ({1, 0}) with fewer than two spans or
+// 1 s (the stretch's scale closed-form at each). Identity ({1, 1, 0}) with fewer than two spans or
 // where the fitted `shared` is below kLeastTimeSharing.
 hw::TimeSharing fitTimeSharing(const std::vector<SharedSpan>& spans);
 

@@ -290,8 +290,10 @@ class Evaluator {
     // (layer, backward) in the order a rank computes them.
     const auto entry = [n](int k) { return k < n ? std::pair{k, false} : std::pair{2 * n - 1 - k, true}; };
     const auto compute = [this](int i, bool backward) { return backward ? a_.backward[i] : a_.forward[i]; };
-    std::vector<double> spans;
-    std::vector<int> spanOf(2 * n);
+    std::vector<double>& spans = a_.spans;
+    std::vector<int>& spanOf = a_.spanOf;
+    spans.clear();
+    spanOf.resize(2 * static_cast<std::size_t>(n));
     // A pipeline's or placement's stage waits for each micro-batch's activations forward and
     // their gradients backward: its share of the layers between.
     const bool staged = grid_.ranksRunDifferentLayers();

@@ -22,6 +22,9 @@ struct LayerArrays {
   std::vector<GradientSource> sources;
   std::vector<int> stage;
   ScheduleScratch schedule;
+  // The time-sharing walk's spans of compute, and each (layer, pass) entry's span.
+  std::vector<double> spans;
+  std::vector<int> spanOf;
 
   void reset(int layers);
 };
