@@ -48,43 +48,40 @@ std::vector<graph::Model> loadModels(const std::vector<std::string>& specs, cons
 
 namespace {
 
-// One pass's calls with each time the median over the rounds (every round times the same calls
-// in the same order).
+// What a timing measures of each call, which the rounds' median and the ranks' mean combine
+// (the rest of a call is its work, the same in every round and on every rank).
+constexpr double calib::TimedCall::*kTimedFigures[] = {
+    &calib::TimedCall::seconds, &calib::TimedCall::backwardSeconds, &calib::TimedCall::wallPerCpu,
+    &calib::TimedCall::stepCpuSeconds};
+
+// One pass's calls with each figure the median over the rounds (every round times the same
+// calls in the same order).
 std::vector<calib::TimedCall> medianOverRounds(const std::vector<std::vector<calib::TimedCall>>& rounds) {
   std::vector<calib::TimedCall> calls = rounds.front();
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    std::vector<double> forward, backward, wallPerCpu, stepCpu;
-    for (const auto& round : rounds) {
-      forward.push_back(round.at(c).seconds);
-      backward.push_back(round.at(c).backwardSeconds);
-      wallPerCpu.push_back(round.at(c).wallPerCpu);
-      stepCpu.push_back(round.at(c).stepCpuSeconds);
+    for (const auto figure : kTimedFigures) {
+      std::vector<double> values;
+      for (const auto& round : rounds) values.push_back(round.at(c).*figure);
+      calls[c].*figure = median(values);
     }
-    calls[c].seconds = median(forward);
-    calls[c].backwardSeconds = median(backward);
-    calls[c].wallPerCpu = median(wallPerCpu);
-    calls[c].stepCpuSeconds = median(stepCpu);
   }
   return calls;
 }
 
-// Every rank timed the same calls at once: each time the mean over the ranks, so that the fit
+// Every rank timed the same calls at once: each figure the mean over the ranks, so that the fit
 // (each rank's the same) rests on all of them.
 std::vector<calib::TimedCall> typicalOverRanks(const comm::Communicator& comm, std::vector<calib::TimedCall> calls,
                                                double deadline) {
-  constexpr double calib::TimedCall::*kFigures[] = {
-      &calib::TimedCall::seconds, &calib::TimedCall::backwardSeconds, &calib::TimedCall::wallPerCpu,
-      &calib::TimedCall::stepCpuSeconds};
-  constexpr std::size_t kEach = std::size(kFigures);
+  constexpr std::size_t kEach = std::size(kTimedFigures);
   std::vector<double> seconds;
   for (const calib::TimedCall& c : calls) {
-    for (const auto figure : kFigures) seconds.push_back(c.*figure);
+    for (const auto figure : kTimedFigures) seconds.push_back(c.*figure);
   }
   comm::AllreduceOptions options;
   options.deadlineSeconds = deadline;
   comm::allreduce(comm, seconds.data(), seconds.data(), seconds.size(), comm::DataType::kF64, options);
   for (std::size_t c = 0; c < calls.size(); ++c) {
-    for (std::size_t f = 0; f < kEach; ++f) calls[c].*kFigures[f] = seconds[kEach * c + f] / comm.size();
+    for (std::size_t f = 0; f < kEach; ++f) calls[c].*kTimedFigures[f] = seconds[kEach * c + f] / comm.size();
   }
   return calls;
 }
