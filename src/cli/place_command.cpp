@@ -130,7 +130,7 @@ void run(const Options& o, Context& context) {
     throw ConfigError(fmt::format("--devices {}: a replica is placed within one node, and a node of '{}' has {} devices",
                                   o.devices, cluster.name, cluster.devicesPerNode));
   }
-  const plan::OpGraph g = plan::trainingGraph(model, cluster, o.samples, o.devices);
+  const plan::OpGraph g = plan::trainingGraph(model, cluster, o.samples, o.devices, o.devices);
   const plan::PlacementLimits limits{o.devices, memoryLimit(o, cluster)};
   const plan::OpPlacement p = plan::placeBy(o.method, g, limits, o.timeLimit);
   if (const std::vector<std::string> problems = plan::placementViolations(g, limits, p, 1e-7); !problems.empty()) {

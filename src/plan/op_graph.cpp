@@ -1,6 +1,7 @@
 #include "plan/op_graph.hpp"
 
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include "cost/compute.hpp"
@@ -121,8 +122,8 @@ OpGraph layerGraph(const graph::Model& model, const std::vector<double>& forward
   return g;
 }
 
-OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples, std::int64_t ranks,
-                      double optimizerStatesPerWeight) {
+OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples,
+                      std::int64_t ranks, int devices, double optimizerStatesPerWeight) {
   const double sharing = cluster.sharingFactor(ranks);
   const cost::DeviceRates rates(cluster.device, cluster.device.peak("fp32"));
   cost::LogMemo logs;
@@ -136,6 +137,18 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
     const cost::LayerTimes t = cost::layerTimes(rates, profiles[i], share, model.bytesPerElement(), logs);
     forward.push_back(sharing * t.forward);
     backward.push_back(sharing * (t.backwardData + t.backwardWeight));
+  }
+  // Where the ranks time-share the cores, a device computes its share of the forward, then of
+  // the backward, between two waits for another's tensors: each a span stretched by the curve at
+  // its length, as the oracle prices a placement's stage (evaluation.cpp, timeShareCompute).
+  if (const hw::TimeSharing timeSharing = cluster.timeSharingAt(ranks); !timeSharing.isIdentity()) {
+    const double share = 1 / static_cast<double>(std::max(devices, 1));
+    const double forwardFactor =
+        timeSharing.factor(share * std::accumulate(forward.begin(), forward.end(), 0.0));
+    const double backwardFactor =
+        timeSharing.factor(share * std::accumulate(backward.begin(), backward.end(), 0.0));
+    for (double& f : forward) f *= forwardFactor;
+    for (double& b : backward) b *= backwardFactor;
   }
   const auto transfer = [&cluster](double bytes) {
     return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds +

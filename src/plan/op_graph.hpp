@@ -56,9 +56,10 @@ struct OpGraph {
 // one point-to-point message between two devices of a node. A unit holds its weights, their
 // gradients and `optimizerStatesPerWeight` optimizer states, and the activations its layers keep.
 // `ranks`: the job's ranks, whose node's share of the cores sets the layers' pace
-// (Cluster::sharingFactor), as in the oracle's estimate.
-OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples, std::int64_t ranks,
-                      double optimizerStatesPerWeight = 1);
+// (Cluster::sharingFactor, Cluster::timeSharingAt), as in the oracle's estimate; `devices`: the
+// devices the replica is placed on, each computing its share of a pass between two waits.
+OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, double samples,
+                      std::int64_t ranks, int devices, double optimizerStatesPerWeight = 1);
 
 // The same from per-layer seconds already priced (the oracle's): `forward[i]` and `backward[i]`
 // of layer i for `samples`, and `transfer(bytes)`, the seconds a tensor takes between devices.

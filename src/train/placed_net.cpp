@@ -97,7 +97,7 @@ LayerPlacement placeLayers(const comm::Communicator& world, const graph::Model& 
     const auto transfer = [&host](double bytes) {
       return cost::pointToPointOn(host, 1, bytes, cost::Congestion::kExpected).seconds;
     };
-    plan::OpGraph g = r.forward.empty() ? plan::trainingGraph(model, host, r.samples, r.ranks)
+    plan::OpGraph g = r.forward.empty() ? plan::trainingGraph(model, host, r.samples, r.ranks, r.ranks)
                                         : plan::layerGraph(model, r.forward, r.backward, r.samples, transfer);
     g.receiverCopies = host.device.receivesByCopy;
     const plan::OpPlacement placed = plan::placeBy(r.method, g, {.devices = r.ranks}, r.timeLimit);

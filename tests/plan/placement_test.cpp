@@ -1,8 +1,11 @@
 // Placement of operations (issue #16): the integer program against enumeration on small
 // graphs (equal optimal makespans), every method's answer through the independent checker,
 // the checker itself against broken placements, and the training graph of a real model.
+#include "plan/placement.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "core/error.hpp"
@@ -11,7 +14,6 @@
 #include "plan/estimator.hpp"
 #include "plan/milp.hpp"
 #include "plan/op_graph.hpp"
-#include "plan/placement.hpp"
 #include "plan/plan_fixture.hpp"
 #include "plan/planner.hpp"
 #include "plan/strategy_json.hpp"
@@ -157,7 +159,7 @@ graph::Model twoBranches() {
 TEST(Placement, ATrainingGraphKeepsEachUnitsPassesTogetherAndPlacesBranchesApart) {
   const graph::Model model = twoBranches();
   const hw::Cluster cluster = testing::toyCluster();
-  const OpGraph g = trainingGraph(model, cluster, 64, 2);
+  const OpGraph g = trainingGraph(model, cluster, 64, 2, 2);
   // Units: input+stem, left, right, join+fc; a forward and a backward operation each.
   ASSERT_EQ(g.units(), 4);
   ASSERT_EQ(g.size(), 8);
@@ -181,7 +183,7 @@ TEST(Placement, InceptionV3OnTwoDevicesBeatsEveryPipelineSplitWithoutMicroBatche
   // sooner than the whole model's work on one device. A placement runs branches side by side.
   const graph::Model model = graph::buildZooModel("inception-v3");
   const hw::Cluster cluster = hw::loadCluster("dgx1-v100");
-  const OpGraph g = trainingGraph(model, cluster, 32, 2);
+  const OpGraph g = trainingGraph(model, cluster, 32, 2, 2);
   const PlacementLimits limits{.devices = 2, .memoryPerDevice = cluster.device.memoryBytes};
   const OpPlacement list = listSchedule(g, limits);
   expectFeasible(g, limits, list);
@@ -200,7 +202,7 @@ TEST(PlacementStrategy, TheReplicaTakesTheListSchedulesMakespan) {
   ASSERT_EQ(limitViolation(in, s), "");
   const Estimate e = estimate(in, s, false);
   ASSERT_TRUE(e.feasible) << e.infeasibleReason;
-  const OpPlacement p = listSchedule(trainingGraph(model, cluster, 64, 4), {.devices = 2});
+  const OpPlacement p = listSchedule(trainingGraph(model, cluster, 64, 4, 2), {.devices = 2});
   const TimeBreakdown& t = e.time;
   EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble, p.makespan, 1e-9 * p.makespan);
   EXPECT_GT(t.bubble, 0);
@@ -219,10 +221,10 @@ TEST(PlacementStrategy, HandoffWaitsLengthenTheTransfersBetweenDevices) {
   const PlanInputs in = testing::inputsFor(model, cluster);
   const Strategy s{"data+placement", parseGrid("data=2xplace=2"), 128};
   const Estimate quiet = estimate(in, s, false);
-  const double quietEdge = trainingGraph(model, cluster, 64, 2).edges.front().seconds;
+  const double quietEdge = trainingGraph(model, cluster, 64, 2, 2).edges.front().seconds;
   cluster.implementation.handoffWait = 1e-3;
   const Estimate waiting = estimate(in, s, false);
-  const OpGraph g = trainingGraph(model, cluster, 64, 2);
+  const OpGraph g = trainingGraph(model, cluster, 64, 2, 2);
   EXPECT_DOUBLE_EQ(g.edges.front().seconds, quietEdge + 1e-3);
   const TimeBreakdown& t = waiting.time;
   EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble, listSchedule(g, {.devices = 2}).makespan,
@@ -239,10 +241,10 @@ TEST(PlacementStrategy, HandoffWaitsLengthenTheTransfersBetweenDevices) {
 TEST(PlacementStrategy, TheGraphsLayersRunAtThePaceOfTheRanksOnANode) {
   const graph::Model model = twoBranches();
   hw::Cluster cluster = testing::toyCluster();
-  const OpGraph figures = trainingGraph(model, cluster, 64, 2);
+  const OpGraph figures = trainingGraph(model, cluster, 64, 2, 2);
   cluster.device.sharing = {.ranks = 2, .aloneSpeedup = 1.6};
-  const OpGraph alone = trainingGraph(model, cluster, 64, 1);
-  const OpGraph crowded = trainingGraph(model, cluster, 64, 2);
+  const OpGraph alone = trainingGraph(model, cluster, 64, 1, 2);
+  const OpGraph crowded = trainingGraph(model, cluster, 64, 2, 2);
   ASSERT_EQ(alone.size(), figures.size());
   for (int i = 0; i < figures.size(); ++i) {
     EXPECT_NEAR(alone.ops[i].seconds, figures.ops[i].seconds / 1.6, 1e-12) << figures.ops[i].name;
@@ -253,7 +255,40 @@ TEST(PlacementStrategy, TheGraphsLayersRunAtThePaceOfTheRanksOnANode) {
   const Estimate e = estimate(in, {"data+placement", parseGrid("data=2xplace=2"), 128}, false);
   const TimeBreakdown& t = e.time;
   EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble,
-              listSchedule(trainingGraph(model, cluster, 64, 4), {.devices = 2}).makespan, 1e-9 * t.iteration());
+              listSchedule(trainingGraph(model, cluster, 64, 4, 2), {.devices = 2}).makespan,
+              1e-9 * t.iteration());
+}
+
+// Where the ranks time-share the cores (device.time_sharing), each device's share of the forward,
+// then of the backward, is a span stretched by the curve at its length, in the graph `paraxis
+// place` schedules as in the oracle's placement: the oracle's makespan stays the schedule's.
+TEST(PlacementStrategy, TheGraphsSpansStretchWhereTheRanksTimeShareTheCores) {
+  const graph::Model model = twoBranches();
+  hw::Cluster cluster = testing::toyCluster();
+  const OpGraph figures = trainingGraph(model, cluster, 64, 4, 2);
+  const int units = figures.units();
+  double forward = 0, backward = 0;
+  for (int i = 0; i < figures.size(); ++i) (i < units ? forward : backward) += figures.ops[i].seconds;
+  cluster.device.timeSharing = {
+      .ranks = 2, .shared = 2, .slice = forward / 2};  // a device's forward: 2 - 1/e
+  const OpGraph shared = trainingGraph(model, cluster, 64, 4, 2);
+  const double forwardFactor = 2 - std::exp(-1.0), backwardFactor = 2 - std::exp(-backward / forward);
+  ASSERT_EQ(shared.size(), figures.size());
+  for (int i = 0; i < figures.size(); ++i) {
+    EXPECT_NEAR(shared.ops[i].seconds, figures.ops[i].seconds * (i < units ? forwardFactor : backwardFactor),
+                1e-12)
+        << figures.ops[i].name;
+  }
+  EXPECT_DOUBLE_EQ(shared.edges.front().seconds, figures.edges.front().seconds) << "transfers are no compute";
+  // A job of one rank a node shares no core.
+  const OpGraph alone = trainingGraph(model, cluster, 64, 1, 1);
+  EXPECT_DOUBLE_EQ(alone.ops.front().seconds,
+                   trainingGraph(model, testing::toyCluster(), 64, 1, 1).ops.front().seconds);
+  const PlanInputs in = testing::inputsFor(model, cluster);
+  const Estimate e = estimate(in, {"data+placement", parseGrid("data=2xplace=2"), 128}, false);
+  const TimeBreakdown& t = e.time;
+  EXPECT_NEAR(t.forward + t.backwardData + t.backwardWeight + t.bubble,
+              listSchedule(shared, {.devices = 2}).makespan, 1e-9 * t.iteration());
 }
 
 TEST(PlacementStrategy, APlacementGoesWithTheDataAxisOnly) {
