@@ -61,7 +61,8 @@
 #                    on the repeat with the median total, the three largest misses with each
 #                    one's forward and backward error (where a row's error comes from); then
 #                    over every row the layers summed by kind (a kind's systematic error), and
-#                    the replicated rows' exposed gradient time in validate --trace's parts
+#                    the replicated rows' exposed gradient time in validate --trace's parts,
+#                    beside the rest of their communication (halo exchanges, collectives)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 paraxis=$root/build/paraxis
@@ -324,7 +325,7 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers"))):
     r = v["runs"][0]
     runs[(os.path.basename(path).split(".")[0], r["grid"])].append((r["measured"]["total"], v["layers"],
                                                                     v.get("layer_kinds", []),
-                                                                    v.get("exposed_gradient")))
+                                                                    v.get("exposed_gradient"), r))
 pct = lambda p, m: f"{(p / m - 1) * 100:+.0f}%" if m else "-"
 print("\nwhere each row's error comes from (validate --trace on its median repeat; ms predicted less measured,"
       " forward / backward error):")
@@ -332,9 +333,9 @@ kinds = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0])  # measured, predicted forw
 exposed = []  # the replicated rows' exposed gradient time, measured and predicted in parts
 for (model, grid), repeats in sorted(runs.items()):
     repeats.sort(key=lambda t: t[0])
-    _, median_layers, median_kinds, median_exposed = repeats[(len(repeats) - 1) // 2]  # as the summary's row
+    _, median_layers, median_kinds, median_exposed, median_run = repeats[(len(repeats) - 1) // 2]  # the summary's row
     if median_exposed and median_exposed["predicted_reductions_s"] + median_exposed["predicted_group_awaits_s"] > 0:
-        exposed.append((model, grid, median_exposed))
+        exposed.append((model, grid, median_exposed, median_run))
     for k in median_kinds:
         sums = kinds[k["kind"]]
         sums[0] += k["measured_forward_s"]; sums[1] += k["predicted_forward_s"]
@@ -355,14 +356,18 @@ if kinds:
 if exposed:
     print("\nthe exposed gradient time a step, measured / predicted (ms; validate --trace's parts: the next forward's"
           " waits / the reductions' own and a wait a group; after backward / the ranks' drift; how often backward"
-          " ended with a chunk in flight, and its run-on):")
-    for model, grid, e in exposed:
+          " ended with a chunk in flight, and its run-on; beside it the rest of the communication, the split"
+          " layers' halo exchanges and collectives with their waits, measured / predicted):")
+    for model, grid, e, run in exposed:
         forward = (e["forward_first_s"] + e["forward_later_s"]) * 1e3
         predicted = (e["predicted_reductions_s"] + e["predicted_group_awaits_s"]) * 1e3
+        t = run["predicted"]["time"]
+        layer_comm = (run["measured"]["communication"] - e["measured_s"]) * 1e3
         print(f"{model:<14} {grid:<18} {e['measured_s'] * 1e3:7.3f} / {e['predicted_s'] * 1e3:7.3f}: forward"
               f" {forward:.3f} / {predicted:.3f}, after backward {e['after_backward_s'] * 1e3:.3f} /"
               f" {e['predicted_drift_s'] * 1e3:.3f}; chunk in flight {e['in_flight_share'] * 100:.0f}%,"
-              f" {e['in_flight_after_s'] * 1e3:.3f}")
+              f" {e['in_flight_after_s'] * 1e3:.3f}; layers {layer_comm:.3f} /"
+              f" {(t['halo'] + t['layer_collectives']) * 1e3:.3f}")
 PY
 }
 [ -z "$layers" ] || ! compgen -G "$work/*.layers" >/dev/null || layer_misses
