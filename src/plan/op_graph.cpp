@@ -1,5 +1,6 @@
 #include "plan/op_graph.hpp"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <utility>
