@@ -9,6 +9,7 @@
 #include "plan/pipeline_partition.hpp"
 #include "plan/pipeline_schedule.hpp"
 #include "plan/placement.hpp"
+#include "plan/time_sharing_walk.hpp"
 
 namespace paraxis::plan::detail {
 namespace {
@@ -272,54 +273,14 @@ class Evaluator {
     }
   }
 
-  // Where the ranks time-share the cores (hw::TimeSharing), each span of compute between two
-  // blocking synchronisations takes the factor at its length: forward through the loss and back,
-  // a layer's halo exchange or collectives ending one, as skewWaits walks them. A step without
-  // them is one span (a data-parallel step's whole pass: the gradient reduction runs beside it);
-  // a split layer's pass is one of its own; a pipeline's or placement's stage computes its share
-  // of the model's forward, then of its backward, per micro-batch. The update joins the next
-  // step's first span. 2026-12-07, the four netns sittings n52-n55 refitted: a pipeline's whole
-  // step as one span put lenet's data=2 x pipeline=2 +26 % over in n55, per micro-batch +11 %;
-  // the mean errors 6.3, 8.3, 6.2, 9.6 % -> 5.6, 7.3, 5.6, 7.6 %. Tried and not kept: each span
-  // ending at a synchronisation also waiting there for the rest of `shared` (all ranks computing
-  // at once need shared x their CPU time of the cores, whichever rank's clock shows it): 6.0,
-  // 9.8, 6.3, 7.3 %.
+  // Where the ranks time-share the cores, each span of compute between two blocking
+  // synchronisations is stretched at its length (time_sharing_walk.hpp).
   void timeShareCompute() {
-    const hw::TimeSharing& sharing = timeSharing_;
-    const int n = model_.size();
-    // (layer, backward) in the order a rank computes them.
-    const auto entry = [n](int k) { return k < n ? std::pair{k, false} : std::pair{2 * n - 1 - k, true}; };
-    const auto compute = [this](int i, bool backward) { return backward ? a_.backward[i] : a_.forward[i]; };
-    std::vector<double>& spans = a_.spans;
-    std::vector<int>& spanOf = a_.spanOf;
-    spans.clear();
-    spanOf.resize(2 * static_cast<std::size_t>(n));
-    // A pipeline's or placement's stage waits for each micro-batch's activations forward and
-    // their gradients backward: its share of the layers between.
     const bool staged = grid_.ranksRunDifferentLayers();
-    const double stageShare = 1 / (static_cast<double>(grid_.pipeline) * grid_.place);
-    double open = 0;
-    for (int k = 0; k < 2 * n; ++k) {
-      const auto [i, backward] = entry(k);
-      open += compute(i, backward) * (staged ? stageShare : 1);
-      spanOf[k] = static_cast<int>(spans.size());
-      if (a_.communication[i] > 0 || k == 2 * n - 1 || (staged && k == n - 1)) {
-        spans.push_back(open);
-        open = 0;
-      }
-    }
-    for (int k = 0; k < 2 * n; ++k) {
-      const auto [i, backward] = entry(k);
-      const double factor = sharing.factor(spans[spanOf[k]]);
-      if (backward) {
-        a_.backwardData[i] *= factor;
-        a_.backwardWeight[i] *= factor;
-        a_.backward[i] = a_.backwardData[i] + a_.backwardWeight[i];
-      } else {
-        a_.forward[i] *= factor;
-      }
-    }
-    updateSharing_ = sharing.factor(spans.front());
+    const int firstAwaited = staged || !reducingBeside(false) ? noGroupAwaits(a_, model_.size())
+                                                              : markGroupAwaits(profiles_, s_.comm, a_);
+    const double stageShare = staged ? 1 / (static_cast<double>(grid_.pipeline) * grid_.place) : 1.0;
+    updateSharing_ = stretchSpans(timeSharing_, staged, stageShare, firstAwaited, a_);
   }
 
   void layerTerms(int i) {

@@ -22,9 +22,12 @@ struct LayerArrays {
   std::vector<GradientSource> sources;
   std::vector<int> stage;
   ScheduleScratch schedule;
-  // The time-sharing walk's spans of compute, and each (layer, pass) entry's span.
+  // The time-sharing walk's spans of compute, and each (layer, pass) entry's span; the layers
+  // the next forward awaits a gradient group's reduction before (1: an await before it).
   std::vector<double> spans;
   std::vector<int> spanOf;
+  std::vector<char> awaitedAt;
+  std::vector<int> gradientLayers;  // the layers carrying gradients, in backward order
 
   void reset(int layers);
 };

@@ -537,6 +537,36 @@ TEST_F(ThreeLayers, RanksTimeSharingTheCoresStretchEachSpanByItsLength) {
   EXPECT_DOUBLE_EQ(five.at(3).slice, 1e-3);
 }
 
+// Under forward priority the next forward awaits each gradient group's reduction before the
+// group's first layer, and the ranks leave the await at different moments: each await ends a span
+// of compute. Per-layer groups here: conv's (layer 1) and fc's (layer 3); conv and relu's forward
+// is one span, fc's forward with the whole backward another, and the update runs at the head of
+// the first; one fused group leaves the whole pass one span.
+TEST_F(ThreeLayers, TheForwardsAwaitOfEachGradientGroupEndsASpan) {
+  Strategy perLayer{"data", Grid{.data = 2}, 8};
+  perLayer.comm.grouping = Grouping::kPerLayer;
+  const std::vector<LayerTime> before = Oracle(in).layerTimes(perLayer);
+  const Estimate unshared = estimate(in, perLayer);
+  double backward = 0;
+  for (const LayerTime& t : before) backward += t.backward;
+  const double head = before[1].forward + before[2].forward, tail = before[3].forward + backward;
+  cluster.device.timeSharing = {.ranks = 2, .shared = 2, .slice = head};
+  const hw::TimeSharing& t = cluster.device.timeSharing;
+  const std::vector<LayerTime> after = Oracle(in).layerTimes(perLayer);
+  EXPECT_NEAR(after[1].forward, before[1].forward * t.factor(head), 1e-15);
+  EXPECT_NEAR(after[2].forward, before[2].forward * t.factor(head), 1e-15);
+  EXPECT_NEAR(after[3].forward, before[3].forward * t.factor(tail), 1e-15);
+  EXPECT_NEAR(after[1].backward, before[1].backward * t.factor(tail), 1e-15);
+  EXPECT_NEAR(estimate(in, perLayer).time.update, unshared.time.update * t.factor(head), 1e-15);
+  const Strategy fused{"data", Grid{.data = 2}, 8};
+  const double pass = head + tail;
+  EXPECT_NEAR(Oracle(in).layerTimes(fused)[1].forward, before[1].forward * t.factor(pass), 1e-15);
+  // Without overlap nothing is in flight beside the next forward: no await, one span.
+  Strategy blocking = perLayer;
+  blocking.comm.overlap = false;
+  EXPECT_NEAR(Oracle(in).layerTimes(blocking)[1].forward, before[1].forward * t.factor(pass), 1e-15);
+}
+
 // A fully connected layer over few rows streams its weights: where the rank's working set
 // leaves them in its cache, at what is left of its half-rate rows for resident weights.
 TEST_F(ThreeLayers, AFullyConnectedLayersCachedWeightsStreamFaster) {
