@@ -583,9 +583,9 @@ class Evaluator {
       forwardBefore -= a_.forward[i] + a_.communication[i] / 2;
       const cost::LayerProfile& profile = profiles_[i];
       if (!carriesGradient(profile) || (grid_.pipeline > 1 && a_.stage[i] != reducingStage_)) continue;
-      double share = profile.weighted ? a_.splits[i].share.inputChannels * a_.splits[i].share.outputChannels : 1.0;
-      if (grid_.pipeline > 1) share *= reducingScale_;
-      a_.sources.push_back({elapsed, profile.params * share * 4, std::max(0.0, forwardBefore)});
+      const double bytes =
+          localGradientBytes(profile, a_.splits[i]) * (grid_.pipeline > 1 ? reducingScale_ : 1.0);
+      a_.sources.push_back({elapsed, bytes, std::max(0.0, forwardBefore)});
     }
     return elapsed;
   }

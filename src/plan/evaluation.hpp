@@ -32,6 +32,13 @@ struct LayerArrays {
   void reset(int layers);
 };
 
+// A layer's gradient bytes on a rank (fp32): a split layer's share of its weights, as the
+// gradient schedule reduces them and forms its groups.
+inline double localGradientBytes(const cost::LayerProfile& profile, const LayerSplit& split) {
+  return profile.params * (profile.weighted ? split.share.inputChannels * split.share.outputChannels : 1.0) *
+         4;
+}
+
 struct Evaluation {
   TimeBreakdown time;
   MemoryBreakdown memory;

@@ -21,11 +21,8 @@ int markGroupAwaits(const std::vector<cost::LayerProfile>& profiles, const Gradi
   bytes.clear();
   layers.clear();
   for (int i = n - 1; i >= 0; --i) {
-    const cost::LayerProfile& profile = profiles[i];
-    if (!carriesGradient(profile)) continue;
-    const LayerSplit& split = a.splits[i];
-    const double share = profile.weighted ? split.share.inputChannels * split.share.outputChannels : 1.0;
-    bytes.push_back(profile.params * share * 4);
+    if (!carriesGradient(profiles[i])) continue;
+    bytes.push_back(localGradientBytes(profiles[i], a.splits[i]));
     layers.push_back(i);
   }
   gradientGroupEnds(bytes, comm, a.schedule.ends);

@@ -23,7 +23,9 @@ namespace paraxis::plan::detail {
 // in `a.awaitedAt` and returns the first (0: none). The ranks leave an await at different
 // moments, as the reductions finish on each, so a rank's next layers run while others still
 // wait: each await ends a span (n58's traces: lenet data=4's forward at its CPU time, 3.6-4.1
-// ms, where the whole step's stretch put 7.2 ms).
+// ms, where the whole step's stretch put 7.2 ms). The walk runs before the gradient schedule
+// and cannot tell an await that costs nothing (reductions ended before the forward reaches the
+// group, the ranks computing on together) from one that does: it ends a span at every group.
 int markGroupAwaits(const std::vector<cost::LayerProfile>& profiles, const GradientComm& comm,
                     LayerArrays& a);
 // No await marked (a pipeline's stages, or no reduction beside the next forward): returns 0.
