@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <utility>
 
 #include "cost/compute.hpp"
 #include "cost/topology.hpp"
+#include "plan/time_sharing_walk.hpp"
 
 namespace paraxis::plan {
 namespace {
@@ -133,29 +133,27 @@ OpGraph trainingGraph(const graph::Model& model, const hw::Cluster& cluster, dou
   share.samples = samples;
   share.weightsResident =
       cost::wholeModelResidentShare(model, profiles, cluster.device, samples, optimizerStatesPerWeight);
-  std::vector<double> forward, backward;
+  detail::LayerArrays a;
+  a.reset(model.size());
   for (int i = 0; i < model.size(); ++i) {
     const cost::LayerTimes t = cost::layerTimes(rates, profiles[i], share, model.bytesPerElement(), logs);
-    forward.push_back(sharing * t.forward);
-    backward.push_back(sharing * (t.backwardData + t.backwardWeight));
+    a.forward[i] = sharing * t.forward;
+    a.backwardData[i] = sharing * t.backwardData;
+    a.backwardWeight[i] = sharing * t.backwardWeight;
+    a.backward[i] = a.backwardData[i] + a.backwardWeight[i];
   }
-  // Where the ranks time-share the cores, a device computes its share of the forward, then of
-  // the backward, between two waits for another's tensors: each a span stretched by the curve at
-  // its length, as the oracle prices a placement's stage (evaluation.cpp, timeShareCompute).
+  // Where the ranks time-share the cores, each device computes its share of the forward, then of
+  // the backward, between two waits for another's tensors: the oracle's walk of a placement's
+  // stage (time_sharing_walk.hpp).
   if (const hw::TimeSharing timeSharing = cluster.timeSharingAt(ranks); !timeSharing.isIdentity()) {
-    const double share = 1 / static_cast<double>(std::max(devices, 1));
-    const double forwardFactor =
-        timeSharing.factor(share * std::accumulate(forward.begin(), forward.end(), 0.0));
-    const double backwardFactor =
-        timeSharing.factor(share * std::accumulate(backward.begin(), backward.end(), 0.0));
-    for (double& f : forward) f *= forwardFactor;
-    for (double& b : backward) b *= backwardFactor;
+    detail::noGroupAwaits(a, model.size());
+    detail::stretchSpans(timeSharing, true, 1 / static_cast<double>(std::max(devices, 1)), 0, a);
   }
   const auto transfer = [&cluster](double bytes) {
     return cost::pointToPointOn(cluster, 1, bytes, cost::Congestion::kExpected).seconds +
            cluster.implementation.handoffWait;
   };
-  OpGraph g = layerGraph(model, forward, backward, samples, transfer, optimizerStatesPerWeight);
+  OpGraph g = layerGraph(model, a.forward, a.backward, samples, transfer, optimizerStatesPerWeight);
   g.receiverCopies = cluster.device.receivesByCopy;
   return g;
 }

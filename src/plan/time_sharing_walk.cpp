@@ -1,6 +1,5 @@
 #include "plan/time_sharing_walk.hpp"
 
-#include <algorithm>
 #include <utility>
 
 #include "plan/gradient_schedule.hpp"
@@ -26,13 +25,10 @@ int markGroupAwaits(const std::vector<cost::LayerProfile>& profiles, const Gradi
     layers.push_back(i);
   }
   gradientGroupEnds(bytes, comm, a.schedule.ends);
-  int first = 0;
   for (const int end : a.schedule.ends) {
-    const int layer = layers[static_cast<std::size_t>(end - 1)];  // the group's first in forward order
-    a.awaitedAt[static_cast<std::size_t>(layer)] = 1;
-    first = first == 0 ? layer : std::min(first, layer);
+    a.awaitedAt[static_cast<std::size_t>(layers[end - 1])] = 1;  // the group's first layer in forward order
   }
-  return first;
+  return layers.empty() ? 0 : layers.back();  // the last group's: the model's first layer with weights
 }
 
 double stretchSpans(const hw::TimeSharing& sharing, bool staged, double stageShare, int firstAwaited,
