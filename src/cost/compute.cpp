@@ -159,6 +159,7 @@ int memoryKindOf(const graph::Layer& layer) {
       return static_cast<int>(layer.output.rank() == 3 ? hw::MemoryKind::kPool3d : hw::MemoryKind::kPool2d);
     case LayerKind::kBatchNorm:
       return static_cast<int>(hw::MemoryKind::kNormalization);
+    case LayerKind::kDropout: return static_cast<int>(hw::MemoryKind::kRandom);
     default:
       return static_cast<int>(hw::MemoryKind::kElementwise);
   }

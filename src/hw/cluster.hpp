@@ -30,10 +30,15 @@ inline constexpr int kKernels = 3;
 
 // The kinds of memory-bound layer pass, each reaching its own fraction of the memory bandwidth
 // curve (LibTorch's 3-D max pool on a CPU core streams at a few per cent of a ReLU's rate, its
-// 2-D one at most of it).
-enum class MemoryKind { kPool2d, kPool3d, kNormalization, kElementwise };
-inline constexpr const char* kMemoryKindKeys[] = {"pool2d", "pool3d", "normalization", "elementwise"};
-inline constexpr int kMemoryKinds = 4;
+// 2-D one at most of it). `random`: a pass that draws a random number per element (dropout's
+// mask), bound by its generator, not by the memory: on this project's EPYC VM LeNet's dropout
+// over 1 to 32 samples' 256 features took 37-132 us where the ReLU before it took 4-10 us, and
+// counted as element-wise it set the bandwidth curve's 1-100 KiB decades 2-4x too slow for
+// every small pass priced along it. Appended last: saved timings keep their kinds' indices.
+enum class MemoryKind { kPool2d, kPool3d, kNormalization, kElementwise, kRandom };
+inline constexpr const char* kMemoryKindKeys[] = {"pool2d", "pool3d", "normalization", "elementwise",
+                                                  "random"};
+inline constexpr int kMemoryKinds = 5;
 
 // Per memory kind, forward and backward: the fraction of the bandwidth curve its passes reach
 // (e[kind][0] forward, e[kind][1] backward); 1, the curve's, unless fitted. A `flat` pass runs

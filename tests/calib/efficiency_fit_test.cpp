@@ -350,6 +350,27 @@ TEST(EfficiencyFit, MemoryKindsReachTheirFractionOfTheElementwiseBandwidth) {
   EXPECT_NEAR(fit.memoryEfficiency[static_cast<int>(hw::MemoryKind::kElementwise)][0], 1, 1e-9);
 }
 
+// Dropout's passes (a random draw per element) are a kind of their own: however slow, they do
+// not set the element-wise calls' bandwidth curve that every small memory-bound pass is priced on.
+TEST(EfficiencyFit, RandomDrawsDoNotSetTheStreamingCurve) {
+  hw::Device truth;
+  truth.memoryBandwidth = 10e9;
+  const int random = static_cast<int>(hw::MemoryKind::kRandom);
+  truth.memoryEfficiency[random][0] = 0.05;
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (double bytes = 1e3; bytes < 1e6; bytes *= 2) {
+    for (const int kind : {-1, random}) {
+      calls.push_back({1, bytes, false, passSeconds(truth, 1e12, {1, bytes}, false, -1, kind), -1, kind});
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e12, 0);
+  EXPECT_NEAR(fit.memoryBandwidth / 10e9, 1, 1e-9);
+  for (const hw::EfficiencyPoint& p : fit.bandwidthCurve)
+    EXPECT_NEAR(p.efficiency / 10e9, 1, 1e-9) << p.flops;
+  EXPECT_NEAR(fit.memoryEfficiency[random][0], 0.05, 1e-9);
+}
+
 // Where the memory's curve runs small calls faster, a kind whose time grows with its bytes alone
 // (a pooling loop: hw::MemoryEfficiency::flat) is fitted flat, one that rides the curve is not.
 TEST(EfficiencyFit, AKindBoundByItsOwnLoopRunsAtAFlatRate) {

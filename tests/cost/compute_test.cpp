@@ -329,9 +329,12 @@ TEST(Compute, MemoryKindsStreamAtTheirFractionOfTheBandwidth) {
   EXPECT_NEAR(passSeconds(d, 1e12, {1e3, 1e4}, true, -1, pool), 1e4 / 4e9 / 0.5, 1e-15);  // backward: the curve
   graph::ModelBuilder b("t", graph::TensorShape{4, {8, 8, 8}});
   const int pooled = b.maxPool("p", b.conv("c", 0, {.filters = 4, .kernel = {3}, .padding = {1}}), {.kernel = {2}});
+  const int dropped = b.dropout("d", b.relu("r", pooled));
   const graph::Model m = std::move(b).build();
   EXPECT_EQ(memoryKindOf(m.layer(pooled)), pool);
   EXPECT_EQ(memoryKindOf(m.layer(1)), -1);  // the convolution
+  EXPECT_EQ(memoryKindOf(m.layer(dropped - 1)), static_cast<int>(hw::MemoryKind::kElementwise));
+  EXPECT_EQ(memoryKindOf(m.layer(dropped)), static_cast<int>(hw::MemoryKind::kRandom));  // its mask's draws
 }
 
 // A kernel's curve is used for its layers only; backward passes take the backward curve.
