@@ -92,14 +92,24 @@ ComputeBound backwardBusy(const TimedCall& c, double callOverhead, double bandwi
   return b;
 }
 
-// Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel), each call's
-// work counted as if it had rows enough (its FLOPs over its rows' share at `rows`' half rate).
-Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-                 const hw::WeightGradientTraffic& traffic, const hw::KernelCurves& rows = {}) {
+// Which calls a curve is fitted to: all, or the batched or the native ones alone
+// (hw::KernelCurves::native).
+enum class Regime { kAll, kBatched, kNative };
+
+bool inRegime(const TimedCall& c, Regime regime) {
+  return regime == Regime::kAll || c.native == (regime == Regime::kNative);
+}
+
+// Both curves from the compute-bound matrix calls of `kernel` (-1: every kernel) in `regime`,
+// each call's work counted as if it had rows enough (its FLOPs over its rows' share at `rows`'
+// half rate).
+Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth,
+                 int kernel, const hw::WeightGradientTraffic& traffic, const hw::KernelCurves& rows = {},
+                 Regime regime = Regime::kAll) {
   std::map<int, Work> forward, backward;
   Curves out;
   for (const TimedCall& c : calls) {
-    if (!c.matrix || (kernel >= 0 && c.kernel != kernel)) continue;
+    if (!c.matrix || (kernel >= 0 && c.kernel != kernel) || !inRegime(c, regime)) continue;
     const double share = rows.shapeShare(c.rows, c.native, c.depth, false, c.resident, c.strided);
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
       Work& w = forward[decadeOf(c.flops)];
@@ -119,31 +129,44 @@ Curves fitCurves(const std::vector<TimedCall>& calls, double peak, double callOv
   return out;
 }
 
-// Squared log error of a kernel's curves at `rows`' half rates on its compute-bound calls.
-double kernelError(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth, int kernel,
-                   const hw::WeightGradientTraffic& traffic, const Curves& curves, const hw::KernelCurves& rows) {
+// Squared log error of a kernel's curves and half rates (`curves`) on its compute-bound calls.
+double kernelError(const std::vector<TimedCall>& calls, double peak, double callOverhead, double bandwidth,
+                   int kernel, const hw::WeightGradientTraffic& traffic, const hw::KernelCurves& curves) {
   hw::Device d;
   d.efficiency = curves.forward;
-  d.kernels[kernel] = rows;
-  d.kernels[kernel].forward = curves.forward;
-  d.kernels[kernel].backward = curves.backward;
+  d.kernels[kernel] = curves;
   d.prepare();
   double error = 0;
   // A pass of `flops` (the curve's key) whose FLOPs at the curve's rate are `atCurveRate`.
-  auto add = [&](double flops, double atCurveRate, double busy, bool backward) {
-    error += squaredLogError(atCurveRate / (peak * d.efficiencyOf(kernel, backward, std::log(flops))), busy);
+  auto add = [&](double flops, double atCurveRate, double busy, bool backward, bool native) {
+    error += squaredLogError(atCurveRate / (peak * d.efficiencyOf(kernel, backward, std::log(flops), native)),
+                             busy);
   };
   for (const TimedCall& c : calls) {
     if (!c.matrix || c.kernel != kernel) continue;
     if (const double busy = computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth); busy > 0) {
-      add(c.flops, c.flops / rows.shapeShare(c.rows, c.native, c.depth, false, c.resident, c.strided), busy,
-          false);
+      add(c.flops, c.flops / curves.shapeShare(c.rows, c.native, c.depth, false, c.resident, c.strided), busy,
+          false, c.native);
     }
     if (const ComputeBound b = backwardBusy(c, callOverhead, bandwidth, traffic); b.seconds > 0) {
-      add(b.flops / b.passes, b.atCurveRate(c, rows) / b.passes, b.seconds / b.passes, true);
+      add(b.flops / b.passes, b.atCurveRate(c, curves) / b.passes, b.seconds / b.passes, true, c.native);
     }
   }
   return error;
+}
+
+// Whether `kernel` has compute-bound native calls and batched ones enough for curves of each
+// regime (hw::KernelCurves::native); else one curve describes both.
+bool fitsNativeCurves(const std::vector<TimedCall>& calls, double callOverhead, double bandwidth,
+                      int kernel) {
+  int counts[2] = {0, 0};
+  for (const TimedCall& c : calls) {
+    if (c.matrix && c.kernel == kernel &&
+        computeBusy(c.flops, c.bytes, c.seconds - callOverhead, bandwidth) > 0) {
+      ++counts[c.native ? 1 : 0];
+    }
+  }
+  return counts[0] >= kFewestCalls && counts[1] >= kFewestCalls;
 }
 
 // The candidate half-rate rows: none, or 1 to 16384 by factors of 2.
@@ -168,19 +191,27 @@ struct KernelSearch {
   int kernel;
   const hw::WeightGradientTraffic& traffic;
   hw::KernelCurves& out;
+  bool nativeCurves;  // fitsNativeCurves
   double best = -1;
 
-  // Fits the curves at `shape`'s half rates and keeps them if they fit better; false when the
-  // kernel has too few compute-bound calls for curves of its own.
+  // Fits the curves at `shape`'s half rates (the batched and the native calls' apart where
+  // `nativeCurves`) and keeps them if they fit better; false when the kernel has too few
+  // compute-bound calls for curves of its own.
   bool tryShape(const hw::KernelCurves& shape) {
-    const Curves mine = fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, shape);
+    auto curvesOf = [&](Regime regime) {
+      return fitCurves(calls, peak, callOverhead, bandwidth, kernel, traffic, shape, regime);
+    };
+    const Curves mine = curvesOf(nativeCurves ? Regime::kBatched : Regime::kAll);
     if (mine.forwardCalls < kFewestCalls) return false;
-    const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, mine, shape);
+    hw::KernelCurves candidate = shape;
+    candidate.forward = mine.forward;
+    candidate.backward =
+        mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+    if (nativeCurves) candidate.native = curvesOf(Regime::kNative).forward;
+    const double error = kernelError(calls, peak, callOverhead, bandwidth, kernel, traffic, candidate);
     if (best >= 0 && error >= best) return true;
     best = error;
-    out = shape;
-    out.forward = mine.forward;
-    out.backward = mine.backwardCalls >= kFewestCalls ? mine.backward : std::vector<hw::EfficiencyPoint>{};
+    out = std::move(candidate);
     return true;
   }
 
@@ -259,7 +290,9 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
     return c.matrix && c.kernel == kernel && c.native;
   });
   const std::vector<double> oneSampleCandidates = anyOneSample ? halfRateCandidates() : std::vector<double>{-1};
-  KernelSearch search{calls, peak, callOverhead, bandwidth, kernel, traffic, out};
+  KernelSearch search{
+      calls,  peak,    callOverhead, bandwidth,
+      kernel, traffic, out,          fitsNativeCurves(calls, callOverhead, bandwidth, kernel)};
   hw::KernelCurves streamed;
   streamed.residentRowsShare = residentRowsShare;
   // The narrow filters are oneDNN's convolution kernels' (a matrix product runs BLAS's).

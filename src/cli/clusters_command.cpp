@@ -1,10 +1,12 @@
 // paraxis clusters            list the machine presets
 // paraxis clusters show X     one preset or cluster .yaml file in detail
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "cli/context.hpp"
 #include "cli/json_output.hpp"
@@ -18,10 +20,6 @@ namespace {
 
 nlohmann::json clusterJson(const hw::Cluster& c) {
   using nlohmann::json;
-  json curve = json::array();
-  for (const auto& p : c.device.efficiency) curve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
-  json backwardCurve = json::array();
-  for (const auto& p : c.device.backwardEfficiency) backwardCurve.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
   json implementation = {{"source", c.implementation.source}};
   for (const hw::ImplementationFactor& f : hw::kImplementationFactors) implementation[f.key] = c.implementation.*f.field;
   json paths = json::object();
@@ -53,8 +51,8 @@ nlohmann::json clusterJson(const hw::Cluster& c) {
         {"peak_flops", c.device.peakFlops},
         {"memory_bytes", c.device.memoryBytes},
         {"memory_bandwidth_bytes_per_s", c.device.memoryBandwidth},
-        {"efficiency", curve},
-        {"backward_efficiency", backwardCurve},
+        {"efficiency", curveJson(c.device.efficiency)},
+        {"backward_efficiency", curveJson(c.device.backwardEfficiency)},
         {"channel_tile", c.device.channelTile},
         {"weight_gradient_traffic",
          {{"per_pass", c.device.weightGradientTraffic.perPass},
@@ -96,17 +94,35 @@ void printPathLinks(const hw::Implementation& im, std::ostream& out) {
   table.print(out);
 }
 
+// "  WHAT:  1 MFLOP 40%  10 MFLOP 60%" for a curve that is not empty.
+void printEfficiencyCurve(const std::string& what, const std::vector<hw::EfficiencyPoint>& curve,
+                          std::ostream& out) {
+  if (curve.empty()) return;
+  out << "  " << what << ':';
+  for (const auto& p : curve)
+    out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  out << "\n";
+}
+
+// Each matrix kernel's curves of its own, batched and its native calls' forward (LibTorch's own kernel).
+void printKernelCurves(const hw::Device& d, std::ostream& out) {
+  for (int k = 0; k < hw::kKernels; ++k) {
+    const hw::KernelCurves& c = d.kernels[k];
+    const char* key = hw::kKernelKeys[k];
+    printEfficiencyCurve(fmt::format("{}'s own curve", key), c.forward, out);
+    printEfficiencyCurve(fmt::format("{}'s backward", key), c.backward, out);
+    printEfficiencyCurve(fmt::format("{}'s native calls forward (LibTorch's own kernel)", key), c.native,
+                         out);
+  }
+}
+
 void printDevice(const hw::Cluster& c, std::ostream& out) {
   out << fmt::format("device {}: memory {}, memory bandwidth {}\n", c.device.name,
                      units::formatBytes(c.device.memoryBytes), units::formatRate(c.device.memoryBandwidth));
   for (const auto& [dtype, peak] : c.device.peakFlops) {
     out << fmt::format("  peak {:<5} {}\n", dtype, units::formatFlopRate(peak));
   }
-  if (!c.device.efficiency.empty()) {
-    out << "  achieved fraction of peak by work per layer call:";
-    for (const auto& p : c.device.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
-    out << "\n";
-  }
+  printEfficiencyCurve("achieved fraction of peak by work per layer call", c.device.efficiency, out);
   if (!c.device.bandwidthCurve.empty()) {
     out << "  memory bandwidth by bytes per layer pass:";
     for (const auto& p : c.device.bandwidthCurve) {
@@ -114,13 +130,8 @@ void printDevice(const hw::Cluster& c, std::ostream& out) {
     }
     out << "\n";
   }
-  if (!c.device.backwardEfficiency.empty()) {
-    out << "  the same for a backward pass (each gradient):";
-    for (const auto& p : c.device.backwardEfficiency) {
-      out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
-    }
-    out << "\n";
-  }
+  printEfficiencyCurve("the same for a backward pass (each gradient)", c.device.backwardEfficiency, out);
+  printKernelCurves(c.device, out);
   if (c.device.channelTile > 1) {
     out << fmt::format("  channel tile {:g}: a split leaving fewer channels still runs a whole tile\n", c.device.channelTile);
   }

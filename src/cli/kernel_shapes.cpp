@@ -24,11 +24,22 @@ std::string kernelShapesText(const hw::Device& device) {
   return text;
 }
 
+nlohmann::json curveJson(const std::vector<hw::EfficiencyPoint>& points) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const hw::EfficiencyPoint& p : points)
+    out.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
+  return out;
+}
+
 nlohmann::json kernelShapesJson(const hw::Device& device) {
   nlohmann::json kernels;
   for (int k = 0; k < hw::kKernels; ++k) {
+    const hw::KernelCurves& c = device.kernels[k];
     nlohmann::json& figures = kernels[hw::kKernelKeys[k]];
-    for (const hw::KernelFigure& f : hw::kKernelFigures) figures[f.key] = device.kernels[k].*f.member;
+    for (const hw::KernelFigure& f : hw::kKernelFigures) figures[f.key] = c.*f.member;
+    figures["efficiency"] = curveJson(c.forward);
+    figures["backward_efficiency"] = curveJson(c.backward);
+    figures["native_efficiency"] = curveJson(c.native);
   }
   return kernels;
 }

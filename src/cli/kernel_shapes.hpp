@@ -3,6 +3,7 @@
 // --quick` and `clusters show` print them, one text and one JSON for all three.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "hw/cluster.hpp"
 
@@ -14,7 +15,12 @@ namespace paraxis::cli {
 std::string kernelShapesText(const hw::Device& device);
 
 // Per kernel kind {half_rate_rows, one_sample_half_rate_rows, half_rate_depth,
-// narrow_weight_depth, narrow_weight_share, resident_rows_share, strided_share}.
+// narrow_weight_depth, narrow_weight_share, resident_rows_share, strided_share, and its curves
+// efficiency, backward_efficiency, native_efficiency [{flops, efficiency}] (empty: the next
+// curve in hw::Device::efficiencyOf's order)}.
 nlohmann::json kernelShapesJson(const hw::Device& device);
+
+// A curve as [{flops, efficiency}].
+nlohmann::json curveJson(const std::vector<hw::EfficiencyPoint>& points);
 
 }  // namespace paraxis::cli

@@ -239,7 +239,7 @@ double passSeconds(const hw::Device& device, double peak, const PassWork& work, 
   // The curves describe matrix kernels; a memory-bound kind's arithmetic runs at the peak.
   const double efficiency =
       work.flops > 0 && memoryKind < 0
-          ? device.efficiencyOf(kernel, backward, std::log(work.curveKey())) *
+          ? device.efficiencyOf(kernel, backward, std::log(work.curveKey()), work.native) *
                 device.shapeFactor(kernel, work.rows, work.native, work.depth, work.weightGradient,
                                    work.resident, work.strided, work.filterShare)
           : 1;
@@ -275,14 +275,15 @@ LayerTimes layerTimes(const hw::Device& device, double peak, const LayerWork& wo
       return device.efficiencyFloor * shape;
     }
     if (pass.flops <= 0) return 1.0;
-    return device.efficiencyOf(work.kernel, backward, std::log(pass.curveKey())) * shape;
+    return device.efficiencyOf(work.kernel, backward, std::log(pass.curveKey()), pass.native) * shape;
   };
   const double forward = efficiency(work.forward, false);
   auto same = [&](const PassWork& pass) {
     const bool sameShape =
         !pass.weightGradient || work.kernel < 0 ||
         device.kernels[work.kernel].weightShare(pass.native, pass.depth, pass.filterShare) == 1;
-    const bool asForward = pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel) && sameShape;
+    const bool asForward =
+        pass.flops == work.forward.flops && !device.backwardDiffers(work.kernel, pass.native) && sameShape;
     return asForward ? forward : efficiency(pass, true);
   };
   return {passWithEfficiency(device, peak, work.forward, forward, work.tileWaste, memorySeconds(work.forward, false)),
@@ -407,11 +408,11 @@ LayerTimes layerTimes(const DeviceRates& rates, const LayerProfile& p, const Loc
       efficiency = 1;
     } else if (floorSeconds > 0 && flops * floorSeconds <= passBytesSeconds * shape) {
       efficiency = device.efficiencyFloor * shape;
-    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] && !device.backwardDiffers(p.kernel) &&
-               shape == shapeFactor) {
+    } else if (k > 0 && forwardEfficiency >= 0 && p.flops[k] == p.flops[0] &&
+               !device.backwardDiffers(p.kernel, native) && shape == shapeFactor) {
       efficiency = forwardEfficiency;
     } else {
-      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(curveShare)) * shape;
+      efficiency = device.efficiencyOf(p.kernel, k > 0, p.logFlops[k] + logs(curveShare), native) * shape;
     }
     if (k == 0) forwardEfficiency = efficiency;
     return device.callOverhead + std::max(flops * tileWaste / (peak * efficiency), passBytesSeconds);

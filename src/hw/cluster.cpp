@@ -52,8 +52,10 @@ double Device::efficiencyAt(double flops) const {
   return efficiencyAtLog(std::log(flops));
 }
 
-double Device::efficiencyOf(int kernel, bool backward, double logFlops) const {
+double Device::efficiencyOf(int kernel, bool backward, double logFlops, bool native) const {
   const KernelCurves* k = kernel >= 0 ? &kernels[kernel] : nullptr;
+  if (native && !backward && k != nullptr && !k->native.empty())
+    return curveAt(k->native, kernelLogs[kernel][2], logFlops);
   if (backward && k != nullptr && !k->backward.empty()) return curveAt(k->backward, kernelLogs[kernel][1], logFlops);
   if (backward && !backwardEfficiency.empty()) return curveAt(backwardEfficiency, backwardEfficiencyLogs, logFlops);
   if (k != nullptr && !k->forward.empty()) return curveAt(k->forward, kernelLogs[kernel][0], logFlops);
@@ -65,8 +67,9 @@ double Device::secondsPerByte(double bytes) const {
   return 1 / curveAt(bandwidthCurve, bandwidthLogs, std::log(bytes));
 }
 
-bool Device::backwardDiffers(int kernel) const {
-  return !backwardEfficiency.empty() || (kernel >= 0 && !kernels[kernel].backward.empty());
+bool Device::backwardDiffers(int kernel, bool native) const {
+  return !backwardEfficiency.empty() ||
+         (kernel >= 0 && (!kernels[kernel].backward.empty() || (native && !kernels[kernel].native.empty())));
 }
 
 int Cluster::levelBetween(std::int64_t a, std::int64_t b) const {
@@ -118,8 +121,9 @@ void Device::prepare() {
   for (int k = 0; k < kKernels; ++k) {
     kernelLogs[k][0] = logsOf(kernels[k].forward);
     kernelLogs[k][1] = logsOf(kernels[k].backward);
-    curves.push_back(&kernels[k].forward);
-    curves.push_back(&kernels[k].backward);
+    kernelLogs[k][2] = logsOf(kernels[k].native);
+    for (const auto* curve : {&kernels[k].forward, &kernels[k].backward, &kernels[k].native})
+      curves.push_back(curve);
   }
   for (const auto* curve : curves) {
     for (const EfficiencyPoint& p : *curve) efficiencyFloor = std::min(efficiencyFloor, p.efficiency);
@@ -214,6 +218,7 @@ void validateDevice(const Device& device, const Checker& c) {
   for (int k = 0; k < kKernels; ++k) {
     efficiency(device.kernels[k].forward, fmt::format("device.kernels.{}.efficiency", kKernelKeys[k]));
     efficiency(device.kernels[k].backward, fmt::format("device.kernels.{}.backward_efficiency", kKernelKeys[k]));
+    efficiency(device.kernels[k].native, fmt::format("device.kernels.{}.native_efficiency", kKernelKeys[k]));
     for (const KernelFigure& f : kKernelFigures) {
       const double value = device.kernels[k].*f.member;
       if (value != f.none) {

@@ -75,6 +75,16 @@ inline bool isOneSample(double samples) { return samples > 0 && samples < 1.5; }
 
 struct KernelCurves {
   std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
+  // The forward curve of the calls LibTorch runs with its own kernel (cost::runsNativeKernel:
+  // a convolution over one small sample, a matrix-vector product): another kernel, with a rate
+  // of its own over its FLOPs (this project's 2-core VMs: small-cnn's 3x3 convolutions at one
+  // sample 32-93 GFLOP/s where the same layers at 4 samples, 4x the FLOPs, ran 73-200). Fitted
+  // into the batched curve, the native calls pulled it down and the small models' batched
+  // calls came out 14-36 % long. Their backward passes run on the batched backward curve: the
+  // one-sample weight traffic (WeightGradientTraffic::oneSample) sets most of their time, and
+  // a backward curve of their own traded off against it (ResNet-18 64^2's 9 MiB one-sample
+  // weight passes priced 1.5x, its one-sample pipeline rows 15-19 % long). Empty: the batched curve.
+  std::vector<EfficiencyPoint> native;
   // The rows (samples x output positions) at which the kernel runs at half the rate its curve
   // gives: a convolution over few positions reuses each weight it loads few times (ResNet-18's
   // last 3x3 convolutions on 2x2 positions at batch 8 run at a fifth of the rate of its first
@@ -306,9 +316,10 @@ struct Device {
   // Per kernel kind, curves of its own.
   KernelCurves kernels[kKernels];
   // The efficiency of a pass of `kernel` (-1: not a matrix kernel) at log(flops): the most
-  // specific curve there is: the kernel's for that pass, the device's for that pass, the
-  // kernel's forward, the device's forward.
-  double efficiencyOf(int kernel, bool backward, double logFlops) const;
+  // specific curve there is: a native call's forward (cost::runsNativeKernel) the kernel's
+  // native curve; else the kernel's for that pass, the device's for that pass, the kernel's
+  // forward, the device's forward.
+  double efficiencyOf(int kernel, bool backward, double logFlops, bool native = false) const;
   // The share of its curve's rate a call of `kernel` reaches for its shape (KernelCurves::shapeShare;
   // native: cost::runsNativeKernel); 1 for no matrix kernel.
   double shapeFactor(int kernel, double rows, bool native, double depth, bool weightPass = false,
@@ -332,12 +343,12 @@ struct Device {
     }
     return false;
   }
-  // Whether a backward pass of `kernel` has a curve other than its forward's.
-  bool backwardDiffers(int kernel) const;
+  // Whether a backward pass of `kernel` (a native call's or not) has a curve other than its forward's.
+  bool backwardDiffers(int kernel, bool native = false) const;
   // Caches log(flops) of the curve's points (the loader calls it; efficiencyAt works without).
   void prepare();
   std::vector<double> efficiencyLogs, backwardEfficiencyLogs;
-  std::vector<double> kernelLogs[kKernels][2];  // forward, backward
+  std::vector<double> kernelLogs[kKernels][3];  // forward, backward, native
   std::vector<double> bandwidthLogs;
   // The lowest efficiency on the curves (1 without a curve), set by prepare(): a pass whose
   // FLOPs at this efficiency still take less time than its bytes is memory-bound whatever the

@@ -94,12 +94,13 @@ Device readDevice(const YamlValue& v, std::int64_t devicesPerNode) {
     for (int k = 0; k < kKernels; ++k) {
       const auto kernel = kernels->find(kKernelKeys[k]);
       if (!kernel) continue;
-      std::vector<std::string> keys{"efficiency", "backward_efficiency"};
+      std::vector<std::string> keys{"efficiency", "backward_efficiency", "native_efficiency"};
       for (const KernelFigure& f : kKernelFigures) keys.emplace_back(f.key);
       kernel->requireKeys(keys);
       for (const KernelFigure& f : kKernelFigures) d.kernels[k].*f.member = kernel->number(f.key, f.none);
       if (auto curve = kernel->find("efficiency")) d.kernels[k].forward = readCurve(*curve);
       if (auto curve = kernel->find("backward_efficiency")) d.kernels[k].backward = readCurve(*curve);
+      if (auto curve = kernel->find("native_efficiency")) d.kernels[k].native = readCurve(*curve);
     }
   }
   if (auto kinds = v.find("memory_efficiency")) {
@@ -272,13 +273,14 @@ std::string kernelsYaml(const Device& d) {
   std::string y;
   for (int k = 0; k < kKernels; ++k) {
     const KernelCurves& curves = d.kernels[k];
-    if (curves.forward.empty() && curves.backward.empty() && !hasShape(curves)) {
+    if (curves.forward.empty() && curves.backward.empty() && curves.native.empty() && !hasShape(curves)) {
       continue;
     }
     if (y.empty()) y += "  kernels:\n";
     y += fmt::format("    {}:\n", kKernelKeys[k]);
     y += curveYaml("efficiency", curves.forward, "      ");
     y += curveYaml("backward_efficiency", curves.backward, "      ");
+    if (!curves.native.empty()) y += curveYaml("native_efficiency", curves.native, "      ");
     for (const KernelFigure& f : kKernelFigures) {
       if (curves.*f.member != f.none) y += fmt::format("      {}: {:.6g}\n", f.key, curves.*f.member);
     }

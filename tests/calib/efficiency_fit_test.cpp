@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-
 #include <random>
 
 #include "calib/cache_share.hpp"
@@ -224,6 +224,41 @@ TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
   EXPECT_EQ(fit.kernels[conv].oneSampleHalfRateRows, 8);
   for (TimedCall& c : calls) c.native = false;  // none native: no one-sample figure to fit
   EXPECT_EQ(fitDevice(calls, 1e11, 0).kernels[conv].oneSampleHalfRateRows, -1);
+}
+
+// Batched calls at one rate, native ones (LibTorch's own kernel, one sample) at another over
+// the same FLOPs: the fit gives the native calls' forward a curve of its own, where one curve
+// for both priced the batches at a blend of the two. Too few native calls keep one curve.
+TEST(EfficiencyFit, NativeCallsGetCurvesOfTheirOwn) {
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  hw::Device truth = computeBoundConvolutions(0.8, {});
+  truth.kernels[conv].native = {{1, 0.3}};
+  truth.prepare();
+  std::vector<TimedCall> calls;
+  for (double flops = 2e6; flops < 5e8; flops *= 3) {
+    for (const double samples : {1.0, 4.0}) {
+      const bool native = samples == 1;
+      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, {flops, 1, 0, samples, 0, native}, false, conv),
+                  conv};
+      c.samples = samples;
+      c.native = native;
+      calls.push_back(c);
+    }
+  }
+  const DeviceFit fit = fitDevice(calls, 1e11, 0);
+  const hw::KernelCurves& k = fit.kernels[conv];
+  ASSERT_FALSE(k.forward.empty());
+  ASSERT_FALSE(k.native.empty());
+  for (const hw::EfficiencyPoint& p : k.forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
+  for (const hw::EfficiencyPoint& p : k.native) EXPECT_NEAR(p.efficiency, 0.3, 1e-9);
+  std::vector<TimedCall> fewNative;
+  int natives = 0;
+  for (const TimedCall& c : calls) {
+    if (!c.native || ++natives < 3) fewNative.push_back(c);
+  }
+  ASSERT_LT(std::count_if(fewNative.begin(), fewNative.end(), [](const TimedCall& c) { return c.native; }),
+            3);
+  EXPECT_TRUE(fitDevice(fewNative, 1e11, 0).kernels[conv].native.empty());
 }
 
 // Calls that sum few or many terms per output (a first convolution's 3 input

@@ -352,6 +352,30 @@ TEST(Compute, KernelAndPassPickTheirCurve) {
   EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv3d), false, logFlops), 0.1);
   EXPECT_EQ(d.efficiencyOf(static_cast<int>(hw::Kernel::kConv3d), true, logFlops), 0.05);
   EXPECT_DOUBLE_EQ(passSeconds(d, 1e9, {1e9, 1}, true, static_cast<int>(hw::Kernel::kConv3d)), 20);
+  // A native call's forward (LibTorch's own kernel) reads the kernel's native curve where it
+  // has one; its backward passes the batched chain.
+  const int conv3d = static_cast<int>(hw::Kernel::kConv3d), conv2d = static_cast<int>(hw::Kernel::kConv2d);
+  d.kernels[conv3d].native = {{1, 0.02}};
+  d.prepare();
+  EXPECT_EQ(d.efficiencyOf(conv3d, false, logFlops, true), 0.02);
+  EXPECT_EQ(d.efficiencyOf(conv3d, true, logFlops, true), 0.05);
+  EXPECT_EQ(d.efficiencyOf(conv3d, false, logFlops, false), 0.1);
+  EXPECT_EQ(d.efficiencyOf(conv2d, false, logFlops, true), 0.5);
+  EXPECT_TRUE(d.backwardDiffers(conv3d, true));
+  cost::PassWork native{1e9, 1};
+  native.native = true;
+  EXPECT_DOUBLE_EQ(passSeconds(d, 1e9, native, false, conv3d), 50);
+  // The layer's whole pricing too: its forward on the native curve, its backward not reusing it.
+  d.backwardEfficiency.clear();
+  d.kernels[conv3d].backward.clear();
+  d.prepare();
+  cost::LayerWork w;
+  w.kernel = conv3d;
+  w.forward = native;
+  w.backwardData = native;
+  const cost::LayerTimes t = layerTimes(d, 1e9, w);
+  EXPECT_DOUBLE_EQ(t.forward, 50);
+  EXPECT_DOUBLE_EQ(t.backwardData, 10);  // the kernel's forward curve, 0.1 (no backward curve now)
 }
 
 // Which calls LibTorch runs with its own kernel, as Debian's torch 1.13 picks them

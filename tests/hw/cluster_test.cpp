@@ -75,6 +75,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
       c.device.backwardEfficiency = {{1e6, 0.1}, {1e9, 0.5}};
       c.device.kernels[static_cast<int>(Kernel::kConv3d)].backward = {{1e8, 0.3}};
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateRows = 96;
+      c.device.kernels[static_cast<int>(Kernel::kConv2d)].native = {{1e6, 0.2}, {1e8, 0.4}};
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].oneSampleHalfRateRows = 12;
       c.device.kernels[static_cast<int>(Kernel::kConv2d)].halfRateDepth = 48;
       c.device.kernels[static_cast<int>(Kernel::kConv3d)].narrowWeightDepth = 128;
@@ -157,6 +158,7 @@ TEST(ClusterYaml, WrittenClusterLoadsBackEqual) {
     for (int k = 0; k < kKernels; ++k) {
       sameCurve(back.device.kernels[k].forward, c.device.kernels[k].forward);
       sameCurve(back.device.kernels[k].backward, c.device.kernels[k].backward);
+      sameCurve(back.device.kernels[k].native, c.device.kernels[k].native);
       EXPECT_EQ(back.device.kernels[k].halfRateRows, c.device.kernels[k].halfRateRows);
       EXPECT_EQ(back.device.kernels[k].oneSampleHalfRateRows, c.device.kernels[k].oneSampleHalfRateRows);
       EXPECT_EQ(back.device.kernels[k].halfRateDepth, c.device.kernels[k].halfRateDepth);

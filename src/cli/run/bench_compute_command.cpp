@@ -142,10 +142,13 @@ void printFit(const std::vector<ModelTimes>& rows, const std::string& cluster, c
   printCurve("forward", fitted.efficiency, fit.computeCalls, out);
   if (!fitted.backwardEfficiency.empty()) printCurve("backward", fitted.backwardEfficiency, fit.backwardCalls, out);
   for (int k = 0; k < hw::kKernels; ++k) {
-    const std::string forward = fmt::format("{} forward", hw::kKernelKeys[k]);
-    const std::string backward = fmt::format("{} backward", hw::kKernelKeys[k]);
-    if (!fit.kernels[k].forward.empty()) printCurve(forward.c_str(), fit.kernels[k].forward, -1, out);
-    if (!fit.kernels[k].backward.empty()) printCurve(backward.c_str(), fit.kernels[k].backward, -1, out);
+    const hw::KernelCurves& curves = fit.kernels[k];
+    for (const auto& [what, curve] :
+         {std::pair{"forward", &curves.forward}, std::pair{"backward", &curves.backward},
+          std::pair{"native forward", &curves.native}}) {
+      if (!curve->empty())
+        printCurve(fmt::format("{} {}", hw::kKernelKeys[k], what).c_str(), *curve, -1, out);
+    }
   }
   if (const std::string rows = kernelShapesText(fitted); !rows.empty()) {
     out << "at half its curve's rate over rows (samples x output positions): " << rows << '\n';
@@ -171,11 +174,7 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                                      {"backward_flat", fitted.memoryEfficiency.flat[k][1]}};
   }
   const nlohmann::json kernels = kernelShapesJson(fitted);
-  auto curve = [](const std::vector<hw::EfficiencyPoint>& points) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const hw::EfficiencyPoint& p : points) out.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
-    return out;
-  };
+  const auto curve = curveJson;
   return {{"cluster", cluster},
           {"models", models},
           {"memory_bandwidth_bytes_per_s", fitted.memoryBandwidth},
