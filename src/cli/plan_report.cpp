@@ -168,6 +168,7 @@ void printExplanation(const plan::PlanInputs& in, const plan::Estimate& e, const
   }
   line("halo exchange", t.halo);
   line("per-layer collectives", t.layerCollectives);
+  line("redistributions (shuffles)", t.shuffle);
   line("pipeline transfers", t.pipelineP2P);
   line("pipeline bubble", t.bubble);
   line("iteration (expected)", t.iteration());

@@ -22,10 +22,10 @@ struct TimeBreakdown {
   double gradientAllreduce = 0;  // total time of the gradient reduction
   double gradientExposed = 0;    // the part not hidden behind backward
   double halo = 0;
-  double layerCollectives = 0;   // filter allgathers, channel allreduces, spatial gathers
+  double layerCollectives = 0;  // filter allgathers, channel allreduces, a split batch norm's statistics
   double pipelineP2P = 0;
   double bubble = 0;
-  double shuffle = 0;
+  double shuffle = 0;  // redistributions between layers' distributions: the gather where a spatial split ends
   double negotiation = 0;
   double dataLoading = 0;
 

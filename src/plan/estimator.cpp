@@ -21,6 +21,7 @@ std::string bottleneckOf(const Estimate& e, const PlanInputs& in) {
       {t.gradientExposed, "gradient allreduce"},
       {t.halo, "halo exchange"},
       {t.layerCollectives, "per-layer collectives"},
+      {t.shuffle, "redistributions"},
       {t.bubble, "pipeline bubble"},
       {t.pipelineP2P, "pipeline transfers"},
   };

@@ -207,13 +207,16 @@ class Evaluator {
 
   // Layer i's moves (layer_split.hpp): spatial gathers; filter-axis gathers of slices, allreduces of
   // paired outputs and of whole inputs' gradients; channel-axis allreduces and gradient gathers.
+  // The gather where the spatial split ends is a redistribution, a shuffle (as train times it,
+  // parallel/spatial_layers.cpp); the rest are layer collectives.
   double layerCollectives(int i, const LayerSplit& sp) {
     const hw::Implementation& impl = cluster_.implementation;
     const cost::LayerProfile& profile = profiles_[i];
     const double inBytes = profile.inputElements * samples_ * model_.bytesPerElement();
     const double outBytes = profile.outputElements * samples_ * model_.bytesPerElement();
+    const double gather = sp.gatherAtSplitPoint ? impl.spatialGather * groups_.spatial.allgather(inBytes) : 0;
+    e_.time.shuffle += gather * micro_;
     double collectives = 0;
-    if (sp.gatherAtSplitPoint) collectives += impl.spatialGather * groups_.spatial.allgather(inBytes);
     if (sp.spatial && profile.memoryKind == static_cast<int>(hw::MemoryKind::kNormalization)) {
       // A split batch norm's statistics over the spatial group (parallel/spatial_layers.cpp):
       // the sums of x, x^2 and the count per channel (f64) forward, of the weight's and bias's
@@ -232,7 +235,7 @@ class Evaluator {
       collectives += impl.channelCollectives * channelSeconds;
     }
     e_.time.layerCollectives += collectives * micro_;
-    return collectives;
+    return gather + collectives;
   }
 
   // Weights, activations kept for backward, and the largest working set of layer i.
@@ -375,10 +378,13 @@ class Evaluator {
     return backward || s_.comm.order == ReduceOrder::kForwardPriority;
   }
 
-  // Layer i's synchronisation (its halo exchange, else its collectives) waits `seconds` more.
+  // Layer i's synchronisation (its halo exchange, else its gather or collectives) waits `seconds` more.
   void waitAt(int i, double seconds) {
     a_.communication[i] += seconds;
-    (a_.halo[i] > 0 ? e_.time.halo : e_.time.layerCollectives) += seconds;
+    double& term = a_.halo[i] > 0                    ? e_.time.halo
+                   : a_.splits[i].gatherAtSplitPoint ? e_.time.shuffle
+                                                     : e_.time.layerCollectives;
+    term += seconds;
   }
 
   // How much further the slowest of `ranks` falls behind than the slower of two: the expected
@@ -462,7 +468,7 @@ class Evaluator {
     t.forward = micro_ * sums.forward[slowest];
     t.backwardData = micro_ * sums.backward[slowest] * dataShare;
     t.backwardWeight = micro_ * sums.backward[slowest] * (1 - dataShare);
-    t.halo = 0;
+    t.halo = t.shuffle = 0;
     t.layerCollectives = micro_ * sums.communication[slowest];
     t.pipelineP2P = (micro_ + grid_.pipeline - 1) * p2p;
     std::vector<double> forward(grid_.pipeline), backward(grid_.pipeline);

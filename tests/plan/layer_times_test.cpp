@@ -39,9 +39,15 @@ TEST(LayerTimes, AddUpToTheBreakdownAndASplitBatchNormSynchronises) {
       forward += l.forward, backward += l.backward, communication += l.communication;
     EXPECT_NEAR(forward, e.time.forward, 1e-15) << s.name;
     EXPECT_NEAR(backward, e.time.backwardData + e.time.backwardWeight, 1e-15) << s.name;
-    EXPECT_NEAR(communication, e.time.halo + e.time.layerCollectives, 1e-15) << s.name;
+    EXPECT_NEAR(communication, e.time.halo + e.time.layerCollectives + e.time.shuffle, 1e-15) << s.name;
   }
   const std::vector<LayerTime> spatial = oracle.layerTimes(Strategy{"spatial", Grid{.height = 2}, 2});
+  // The gather where the split ends (into fc) is a shuffle, as train times it; the batch norm's
+  // statistics are layer collectives.
+  const Estimate split = oracle.estimate(Strategy{"spatial", Grid{.height = 2}, 2});
+  EXPECT_GT(spatial[4].communication, 0);
+  EXPECT_NEAR(split.time.shuffle, spatial[4].communication, 1e-15);
+  EXPECT_GT(split.time.layerCollectives, 0);
   const double channels = 8;
   const cost::LinkParams node{1e-6, 1.0 / 10e9, 3.0 / 100e9};
   EXPECT_NEAR(spatial[2].communication,
