@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/units.hpp"
+
 namespace paraxis::cli {
 
 std::string kernelShapesText(const hw::Device& device) {
@@ -20,6 +22,18 @@ std::string kernelShapesText(const hw::Device& device) {
                           c.narrowWeightDepth);
     }
     if (c.stridedShare < 1) text += fmt::format(", strided calls at {:.0f} %", c.stridedShare * 100);
+  }
+  return text;
+}
+
+std::string nativeCurvesText(const hw::Device& device) {
+  std::string text;
+  for (int k = 0; k < hw::kKernels; ++k) {
+    const std::vector<hw::EfficiencyPoint>& curve = device.kernels[k].native;
+    if (curve.empty()) continue;
+    text += fmt::format("{}{}", text.empty() ? "" : "  ", hw::kKernelKeys[k]);
+    for (const hw::EfficiencyPoint& p : curve)
+      text += fmt::format(" {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   }
   return text;
 }

@@ -14,6 +14,10 @@ namespace paraxis::cli {
 // rest of its shape; "" where none has one.
 std::string kernelShapesText(const hw::Device& device);
 
+// "conv2d 3.16 MFLOP 52%  31.6 MFLOP 52%  conv3d ...": per kernel kind with one, its native
+// calls' forward curve (hw::KernelCurves::native); "" where none has one.
+std::string nativeCurvesText(const hw::Device& device);
+
 // Per kernel kind {half_rate_rows, one_sample_half_rate_rows, half_rate_depth,
 // narrow_weight_depth, narrow_weight_share, resident_rows_share, strided_share, and its curves
 // efficiency, backward_efficiency, native_efficiency [{flops, efficiency}] (empty: the next

@@ -32,13 +32,16 @@ expect_json config --json
 expect_json clusters --json
 # A calibrated device's kernel shapes: printed and in the JSON.
 shaped=$(mktemp /tmp/paraxis-shaped.XXXXXX.yaml)
-sed 's/^device:$/device:\n  kernels:\n    conv2d: {half_rate_rows: 16, strided_share: 0.8}/' "$data/two_hosts.yaml" >"$shaped"
+sed 's/^device:$/device:\n  kernels:\n    conv2d: {half_rate_rows: 16, strided_share: 0.8, native_efficiency: [[1e6, 0.25], [1e8, 0.5]]}/' \
+  "$data/two_hosts.yaml" >"$shaped"
 expect_ok "at half their curve's rate over rows .*: conv2d 16, strided calls at 80 %" clusters show "$shaped"
+expect_ok "conv2d's native calls forward \(LibTorch's own kernel\):  1 MFLOP 25%  100 MFLOP 50%" clusters show "$shaped"
 if [ "$("$paraxis" clusters show "$shaped" --json | /usr/bin/python3 -c \
-      'import json,sys; print(json.load(sys.stdin)["device"]["kernels"]["conv2d"]["strided_share"])')" = 0.8 ]; then
+      'import json,sys; k=json.load(sys.stdin)["device"]["kernels"]["conv2d"]; print(k["strided_share"], k["native_efficiency"][1]["efficiency"])')" = "0.8 0.5" ]; then
   passed=$((passed + 1))
 else
-  echo "FAIL: clusters show --json: device.kernels.conv2d.strided_share is not the file's 0.8"; failures=$((failures + 1))
+  echo "FAIL: clusters show --json: device.kernels.conv2d's strided_share and native_efficiency are not the file's 0.8 and 0.5"
+  failures=$((failures + 1))
 fi
 rm -f "$shaped"
 # A bandwidth of 0 would make every time infinite: refused, naming the level.

@@ -385,6 +385,9 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
   out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
   if (const std::string rows = kernelShapesText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
+  if (const std::string native = nativeCurvesText(d); !native.empty()) {
+    out << "\nnative calls' forward (LibTorch's own kernel) by work per pass: " << native;
+  }
   out << '\n' << weightTrafficText(d);
   out << '\n' << speedProbeText(d);
   if (const std::string drift = speedDriftText(r.device); !drift.empty()) out << '\n' << drift;
