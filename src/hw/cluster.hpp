@@ -75,15 +75,14 @@ inline bool isOneSample(double samples) { return samples > 0 && samples < 1.5; }
 
 struct KernelCurves {
   std::vector<EfficiencyPoint> forward, backward;  // empty: the device's curve for that pass
-  // The forward curve of the calls LibTorch runs with its own kernel (cost::runsNativeKernel:
-  // a convolution over one small sample, a matrix-vector product): another kernel, with a rate
-  // of its own over its FLOPs (this project's 2-core VMs: small-cnn's 3x3 convolutions at one
-  // sample 32-93 GFLOP/s where the same layers at 4 samples, 4x the FLOPs, ran 73-200). Fitted
-  // into the batched curve, the native calls pulled it down and the small models' batched
-  // calls came out 14-36 % long. Their backward passes run on the batched backward curve: the
-  // one-sample weight traffic (WeightGradientTraffic::oneSample) sets most of their time, and
-  // a backward curve of their own traded off against it (ResNet-18 64^2's 9 MiB one-sample
-  // weight passes priced 1.5x, its one-sample pipeline rows 15-19 % long). Empty: the batched curve.
+  // The forward curve of the calls LibTorch runs with another kernel (cost::runsNativeKernel): a
+  // fully connected layer over one sample runs a matrix-vector product, with a rate of its own
+  // over its FLOPs (this project's 2-core VMs: LeNet's fc1 at one sample 6.4 GFLOP/s where at 4
+  // samples, 4x the FLOPs, it ran 28; ResNet-18 64^2's fc 3.8 and 19). The fit writes it for the
+  // fully connected kind (calib::fitDevice); a native convolution runs the batch's product over
+  // its column buffer, described by native_column_traffic and its one-sample rows. Its backward
+  // passes run on the batched backward curve (a backward curve of their own traded off against the
+  // one-sample weight traffic). Empty: the batched curve.
   std::vector<EfficiencyPoint> native;
   // The rows (samples x output positions) at which the kernel runs at half the rate its curve
   // gives: a convolution over few positions reuses each weight it loads few times (ResNet-18's

@@ -226,27 +226,33 @@ TEST(EfficiencyFit, FindsTheOneSampleHalfRateRowsApart) {
   EXPECT_EQ(fitDevice(calls, 1e11, 0).kernels[conv].oneSampleHalfRateRows, -1);
 }
 
-// Batched calls at one rate, native ones (LibTorch's own kernel, one sample) at another over
-// the same FLOPs: the fit gives the native calls' forward a curve of its own, where one curve
-// for both priced the batches at a blend of the two. Too few native calls keep one curve.
-TEST(EfficiencyFit, NativeCallsGetCurvesOfTheirOwn) {
-  const int conv = static_cast<int>(hw::Kernel::kConv2d);
-  hw::Device truth = computeBoundConvolutions(0.8, {});
-  truth.kernels[conv].native = {{1, 0.3}};
-  truth.prepare();
-  std::vector<TimedCall> calls;
-  for (double flops = 2e6; flops < 5e8; flops *= 3) {
-    for (const double samples : {1.0, 4.0}) {
-      const bool native = samples == 1;
-      TimedCall c{flops, 1, true, passSeconds(truth, 1e11, {flops, 1, 0, samples, 0, native}, false, conv),
-                  conv};
-      c.samples = samples;
-      c.native = native;
-      calls.push_back(c);
+// Batched matrix products at one rate, one-sample ones (LibTorch's matrix-vector product) at
+// another over the same FLOPs: the fit gives the native calls' forward a curve of its own, where
+// one curve for both priced the batches at a blend of the two. Too few native calls keep one
+// curve, and so do convolutions (their native call runs the batch's product over its column
+// buffer: native_column_traffic and the one-sample rows describe it).
+TEST(EfficiencyFit, NativeMatrixVectorProductsGetACurveOfTheirOwn) {
+  auto callsOf = [](hw::Kernel kind) {
+    const int kernel = static_cast<int>(kind);
+    hw::Device truth = computeBound(kind, 0.8, {});
+    truth.kernels[kernel].native = {{1, 0.3}};
+    truth.prepare();
+    std::vector<TimedCall> calls;
+    for (double flops = 2e6; flops < 5e8; flops *= 3) {
+      for (const double samples : {1.0, 4.0}) {
+        const bool native = samples == 1;
+        TimedCall c{flops, 1, true,
+                    passSeconds(truth, 1e11, {flops, 1, 0, samples, 0, native}, false, kernel), kernel};
+        c.samples = samples;
+        c.native = native;
+        calls.push_back(c);
+      }
     }
-  }
-  const DeviceFit fit = fitDevice(calls, 1e11, 0);
-  const hw::KernelCurves& k = fit.kernels[conv];
+    return calls;
+  };
+  const int fc = static_cast<int>(hw::Kernel::kFullyConnected);
+  const std::vector<TimedCall> calls = callsOf(hw::Kernel::kFullyConnected);
+  const hw::KernelCurves& k = fitDevice(calls, 1e11, 0).kernels[fc];
   ASSERT_FALSE(k.forward.empty());
   ASSERT_FALSE(k.native.empty());
   for (const hw::EfficiencyPoint& p : k.forward) EXPECT_NEAR(p.efficiency, 0.8, 1e-9);
@@ -258,7 +264,9 @@ TEST(EfficiencyFit, NativeCallsGetCurvesOfTheirOwn) {
   }
   ASSERT_LT(std::count_if(fewNative.begin(), fewNative.end(), [](const TimedCall& c) { return c.native; }),
             3);
-  EXPECT_TRUE(fitDevice(fewNative, 1e11, 0).kernels[conv].native.empty());
+  EXPECT_TRUE(fitDevice(fewNative, 1e11, 0).kernels[fc].native.empty());
+  const int conv = static_cast<int>(hw::Kernel::kConv2d);
+  EXPECT_TRUE(fitDevice(callsOf(hw::Kernel::kConv2d), 1e11, 0).kernels[conv].native.empty());
 }
 
 // Calls that sum few or many terms per output (a first convolution's 3 input
