@@ -297,9 +297,8 @@ void fitKernel(const std::vector<TimedCall>& calls, double peak, double callOver
     return c.matrix && c.kernel == kernel && c.native;
   });
   const std::vector<double> oneSampleCandidates = anyOneSample ? halfRateCandidates() : std::vector<double>{-1};
-  KernelSearch search{
-      calls,  peak,    callOverhead, bandwidth,
-      kernel, traffic, out,          fitsNativeCurves(calls, callOverhead, bandwidth, kernel)};
+  const bool nativeCurves = fitsNativeCurves(calls, callOverhead, bandwidth, kernel);
+  KernelSearch search{calls, peak, callOverhead, bandwidth, kernel, traffic, out, nativeCurves};
   hw::KernelCurves streamed;
   streamed.residentRowsShare = residentRowsShare;
   // The narrow filters are oneDNN's convolution kernels' (a matrix product runs BLAS's).

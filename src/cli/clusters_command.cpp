@@ -97,11 +97,7 @@ void printPathLinks(const hw::Implementation& im, std::ostream& out) {
 // "  WHAT:  1 MFLOP 40%  10 MFLOP 60%" for a curve that is not empty.
 void printEfficiencyCurve(const std::string& what, const std::vector<hw::EfficiencyPoint>& curve,
                           std::ostream& out) {
-  if (curve.empty()) return;
-  out << "  " << what << ':';
-  for (const auto& p : curve)
-    out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
-  out << "\n";
+  if (!curve.empty()) out << "  " << what << ':' << efficiencyCurveText(curve) << '\n';
 }
 
 // Each matrix kernel's curves of its own, batched and its native calls' forward (LibTorch's own kernel).

@@ -26,14 +26,20 @@ std::string kernelShapesText(const hw::Device& device) {
   return text;
 }
 
+std::string efficiencyCurveText(const std::vector<hw::EfficiencyPoint>& curve) {
+  std::string text;
+  for (const hw::EfficiencyPoint& p : curve) {
+    text += fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  }
+  return text;
+}
+
 std::string nativeCurvesText(const hw::Device& device) {
   std::string text;
   for (int k = 0; k < hw::kKernels; ++k) {
     const std::vector<hw::EfficiencyPoint>& curve = device.kernels[k].native;
     if (curve.empty()) continue;
-    text += fmt::format("{}{}", text.empty() ? "" : "  ", hw::kKernelKeys[k]);
-    for (const hw::EfficiencyPoint& p : curve)
-      text += fmt::format(" {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+    text += fmt::format("{}{}{}", text.empty() ? "" : "  ", hw::kKernelKeys[k], efficiencyCurveText(curve));
   }
   return text;
 }

@@ -1,6 +1,6 @@
 #pragma once
-// A device's matrix kernels' shape figures (hw::KernelCurves) as `bench compute`, `calibrate
-// --quick` and `clusters show` print them, one text and one JSON for all three.
+// A device's matrix kernels' shape figures and efficiency curves (hw::KernelCurves) as `bench
+// compute`, `calibrate --quick` and `clusters show` print them, one text and one JSON for all three.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,8 +14,11 @@ namespace paraxis::cli {
 // rest of its shape; "" where none has one.
 std::string kernelShapesText(const hw::Device& device);
 
-// "conv2d 3.16 MFLOP 52%  31.6 MFLOP 52%  conv3d ...": per kernel kind with one, its native
-// calls' forward curve (hw::KernelCurves::native); "" where none has one.
+// "  3.16 MFLOP 52%  31.6 MFLOP 78%": an efficiency curve's points, each after two spaces.
+std::string efficiencyCurveText(const std::vector<hw::EfficiencyPoint>& curve);
+
+// "fully_connected  3.16 kFLOP 0%  3.16 MFLOP 5%": per kernel kind with one, its native calls'
+// forward curve (hw::KernelCurves::native); "" where none has one.
 std::string nativeCurvesText(const hw::Device& device);
 
 // Per kernel kind {half_rate_rows, one_sample_half_rate_rows, half_rate_depth,

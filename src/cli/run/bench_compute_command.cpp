@@ -88,8 +88,7 @@ std::string versus(double predicted, double measured) {
 void printCurve(const char* what, const std::vector<hw::EfficiencyPoint>& curve, int calls, std::ostream& out) {
   out << fmt::format("{} efficiency by work per pass{}:", what,
                      calls >= 0 ? fmt::format(" ({} compute-bound calls)", calls) : std::string());
-  for (const hw::EfficiencyPoint& p : curve) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
-  out << '\n';
+  out << efficiencyCurveText(curve) << '\n';
 }
 
 // Every timed call against the fitted device: where a curve misses.
@@ -174,7 +173,6 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
                                      {"backward_flat", fitted.memoryEfficiency.flat[k][1]}};
   }
   const nlohmann::json kernels = kernelShapesJson(fitted);
-  const auto curve = curveJson;
   return {{"cluster", cluster},
           {"models", models},
           {"memory_bandwidth_bytes_per_s", fitted.memoryBandwidth},
@@ -192,8 +190,8 @@ nlohmann::json fitJson(const std::vector<ModelTimes>& rows, const std::string& c
           {"speed_probe_s", fitted.speedProbe},
           {"compute_calls", fit.computeCalls},
           {"backward_calls", fit.backwardCalls},
-          {"efficiency", curve(fitted.efficiency)},
-          {"backward_efficiency", curve(fitted.backwardEfficiency)},
+          {"efficiency", curveJson(fitted.efficiency)},
+          {"backward_efficiency", curveJson(fitted.backwardEfficiency)},
           {"curve_fitted", !fit.efficiency.empty()},
           {"wrote", written}};
 }

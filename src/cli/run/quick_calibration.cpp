@@ -382,7 +382,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
   out << fmt::format("device: memory bandwidth {} (was {}); peak {} (was {}); efficiency",
                      units::formatRate(d.memoryBandwidth), units::formatRate(before.device.memoryBandwidth),
                      units::formatFlopRate(d.peak(r.dtype)), units::formatFlopRate(before.device.peak(r.dtype)));
-  for (const hw::EfficiencyPoint& p : d.efficiency) out << fmt::format("  {} {:.0f}%", units::formatFlops(p.flops), p.efficiency * 100);
+  out << efficiencyCurveText(d.efficiency);
   out << "\nfraction of that bandwidth reached (forward, backward):  " << memoryKindsText(d);
   if (const std::string rows = kernelShapesText(d); !rows.empty()) out << "\nat half rate over rows: " << rows;
   if (const std::string native = nativeCurvesText(d); !native.empty()) {
