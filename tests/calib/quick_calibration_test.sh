@@ -38,6 +38,12 @@ for k, p in paths.items():
         problems.append(f"{k} at {big['bytes']} B: fitted {big['fitted_seconds']} s, measured {big['seconds']} s")
 problems += [f"{k} alpha {p['alpha_s']} s" for k, p in paths.items() if not 1e-8 < p["alpha_s"] < 1e-2]
 if not d["seconds"] < 120: problems.append(f"took {d['seconds']:.0f} s")
+# Where the seconds went: every phase, in all at most the whole and most of it.
+phases = d.get("phase_seconds", {})
+if set(phases) != {"skew_sittings", "device", "wire_conversion", "links", "overlap"} or min(phases.values()) < 0:
+    problems.append(f"phases {phases}")
+elif not 0.8 * d["seconds"] <= sum(phases.values()) <= d["seconds"] + 1e-6:
+    problems.append(f"phases sum to {sum(phases.values()):.2f} s of {d['seconds']:.2f} s")
 o = d["overlap"] or {}
 if not (0 <= o.get("hidden", -1) <= 1 and 1 <= o.get("slowdown", 0) <= 100): problems.append(f"overlap {o}")
 # On a busy machine the alone trials can be the slow ones (a CI run read 164 ms alone, 128 ms

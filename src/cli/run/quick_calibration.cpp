@@ -11,6 +11,7 @@
 #include "cli/run/quick_calibration.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,18 +20,20 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "calib/link_fit.hpp"
 #include "calib/torch/overlap_bench.hpp"
-#include "comm/convert_bench.hpp"
-#include "cli/run/device_measurement.hpp"
 #include "cli/json_output.hpp"
 #include "cli/kernel_shapes.hpp"
 #include "cli/model_source.hpp"
+#include "cli/run/device_measurement.hpp"
 #include "cli/run/run_configuration.hpp"
 #include "comm/allreduce.hpp"
 #include "comm/bench.hpp"
 #include "comm/collectives.hpp"
+#include "comm/convert_bench.hpp"
 #include "comm/hierarchy.hpp"
 #include "comm/world.hpp"
 #include "core/atomic_file.hpp"
@@ -142,6 +145,10 @@ struct QuickResult {
   int ranks = 1, hosts = 1;
   int ranksOnCores = 1, cores = 1;  // the ranks that share this rank's kernel, and its cores
   double seconds = 0;
+  // Where those seconds went, by phase in the order first met (PhaseClock's keys), each phase's
+  // laps summed: what to cut where a calibration runs past its 2 minutes (the 2x2 netns hosts of
+  // a VM twice as slow: 163 s, 59 of them the skew sittings and 76 the layers, 2026-12-07).
+  std::vector<std::pair<std::string, double>> phases;
   std::string dtype;  // whose peak the device fit may raise
   std::vector<std::string> models;  // whose layers it timed
 };
@@ -231,6 +238,27 @@ class SkewSittings {
   std::vector<calib::SkewSitting> sittings_;
 };
 
+// Adds the seconds since its last lap (or its start) to a phase of `phases`, summing repeats.
+class PhaseClock {
+ public:
+  explicit PhaseClock(std::vector<std::pair<std::string, double>>& phases) : phases_(phases) {}
+  void lap(const std::string& phase) {
+    const auto now = Clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    const auto at = std::ranges::find(phases_, phase, &std::pair<std::string, double>::first);
+    if (at == phases_.end()) {
+      phases_.emplace_back(phase, seconds);
+    } else {
+      at->second += seconds;
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>>& phases_;
+  Clock::time_point last_ = Clock::now();
+};
+
 // `bench`: the layers to time (bench.models, loaded as `models`), the rest set here.
 QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::vector<graph::Model>& models,
                     const comm::Communicator& world, double deadline, std::ostream& progress) {
@@ -243,8 +271,10 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
   r.hosts = comm::Hierarchy::fromHosts(world).groups();
   r.ranksOnCores = comm::Hierarchy::fromMachines(world).localSize();
   r.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  PhaseClock clock(r.phases);
   SkewSittings skew(world, deadline, progress);
   skew.sit();
+  clock.lap("skew_sittings");
   // The device first: the reductions' gamma reads its memory bandwidth.
   bench.batches = {32, 4, 1};
   // CosmoFlow at 32^3 over 32 samples, the largest default pass (29 GFLOP), keeps its batches;
@@ -264,12 +294,16 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
   r.device = measureDevice(bench, models, r.calibrated.device, r.calibrated.device.peak(o.dtype), world,
                            r.calibrated.ranksOnANode(world.size()), deadline, progress);
   r.calibrated.device = r.device.fitted;
+  clock.lap("device");
   skew.sit();
+  clock.lap("skew_sittings");
   progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
                           comm::convertPathName(comm::activeConvertPath()));
   progress.flush();
   r.calibrated.implementation.wireConversion = measureWireConversion(world, deadline);
+  clock.lap("wire_conversion");
   const std::vector<LinkSample> samples = sweepLevels(world, r.calibrated, deadline, progress);
+  clock.lap("links");
   r.links = calib::fitPathLinks(r.calibrated, samples);
   adoptPointToPoint(r.calibrated);
   if (world.size() > 1) {
@@ -285,9 +319,11 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
     r.calibrated.implementation.overlap.forward.reset();
     // What the overlap and the waits were measured with: a run with another slice waits otherwise.
     r.calibrated.implementation.commThreadSlice = core::commThreadSliceInEffect();
+    clock.lap("overlap");
   }
   skew.sit();
   skew.adopt(r);
+  clock.lap("skew_sittings");
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.calibrated.implementation.source =
       fmt::format("paraxis calibrate --quick: {} rank(s) on {} host(s), {:.0f} s", r.ranks, r.hosts, r.seconds);
@@ -420,7 +456,15 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
     out << fmt::format("communication threads ran with {} (implementation.comm_thread_slice; the comm_thread_slice "
                        "knob)\n", core::threadSliceText(*slice));
   }
-  out << fmt::format("measured in {:.0f} s\n", r.seconds);
+  std::vector<std::string> phases;
+  for (const auto& [phase, seconds] : r.phases) phases.push_back(fmt::format("{} {:.0f} s", phase, seconds));
+  out << fmt::format("measured in {:.0f} s ({})\n", r.seconds, fmt::join(phases, ", "));
+}
+
+nlohmann::json phaseSecondsJson(const QuickResult& r) {
+  nlohmann::json phases = nlohmann::json::object();
+  for (const auto& [phase, seconds] : r.phases) phases[phase] = seconds;
+  return phases;
 }
 
 nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
@@ -483,6 +527,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
           {"ranks", r.ranks},
           {"hosts", r.hosts},
           {"seconds", r.seconds},
+          {"phase_seconds", phaseSecondsJson(r)},
           {"models", r.models},
           {"paths", links},
           {"overlap", overlap},
