@@ -273,8 +273,11 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
   r.cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   PhaseClock clock(r.phases);
   SkewSittings skew(world, deadline, progress);
-  skew.sit();
-  clock.lap("skew_sittings");
+  const auto sitSkew = [&] {
+    skew.sit();
+    clock.lap("skew_sittings");
+  };
+  sitSkew();
   // The device first: the reductions' gamma reads its memory bandwidth.
   bench.batches = {32, 4, 1};
   // CosmoFlow at 32^3 over 32 samples, the largest default pass (29 GFLOP), keeps its batches;
@@ -295,8 +298,7 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
                            r.calibrated.ranksOnANode(world.size()), deadline, progress);
   r.calibrated.device = r.device.fitted;
   clock.lap("device");
-  skew.sit();
-  clock.lap("skew_sittings");
+  sitSkew();
   progress << fmt::format("timing the wire's fp16/bf16 conversions ({} path) ...\n",
                           comm::convertPathName(comm::activeConvertPath()));
   progress.flush();
@@ -321,9 +323,8 @@ QuickResult measure(const QuickCalibration& o, ComputeBench bench, const std::ve
     r.calibrated.implementation.commThreadSlice = core::commThreadSliceInEffect();
     clock.lap("overlap");
   }
-  skew.sit();
+  sitSkew();
   skew.adopt(r);
-  clock.lap("skew_sittings");
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.calibrated.implementation.source =
       fmt::format("paraxis calibrate --quick: {} rank(s) on {} host(s), {:.0f} s", r.ranks, r.hosts, r.seconds);
