@@ -81,6 +81,13 @@ k = d["skew"] or {}
 if not (0 <= k.get("skew", -1) <= 1 and 0 < k.get("latency_s", 0) and 0 < k.get("compute_s", 0)): problems.append(f"skew {k}")
 # The long spans compute 4x the short ones; the fixed wait and the slope reproduce the short wait.
 elif not 2 < k.get("long_compute_s", 0) / max(k.get("short_compute_s", 0), 1e-12) < 8: problems.append(f"skew spans {k}")
+# The spans' images sized per sitting to the machine's speed: a layer-sized span of ~1.4 ms
+# (within 4x either way: the speed moves between the sizing and the spans), unless the side
+# sits at a bound of its range.
+elif (len(k.get("sittings", {}).get("side") or []) != len(k["sittings"].get("skew") or [])
+      or not all(8 <= side <= 64 for side in k["sittings"]["side"])
+      or (all(8 < side < 64 for side in k["sittings"]["side"]) and not 0.35e-3 < k.get("layer_compute_s", 0) < 5.6e-3)):
+    problems.append(f"skew spans' sides {k}")
 # The fixed wait: the median of the sittings' blocks of spans, so within the range of the
 # sittings' own (each its blocks' median: of 8, the upper middle, no more than twice its mean
 # wait, and each sitting's mean no more than the sittings' count times their mean).

@@ -38,9 +38,9 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 // A training step's worth of convolution: forward and backward of a 3x3, 64-channel layer.
 class ComputeLoop {
  public:
-  explicit ComputeLoop(int repeats = 4, int samples = 8)
+  explicit ComputeLoop(int repeats = 4, int samples = 8, int side = 32)
       : repeats_(repeats),
-        input_(torch::randn({samples, 64, 32, 32}).requires_grad_(true)),
+        input_(torch::randn({samples, 64, side, side}).requires_grad_(true)),
         weight_(torch::randn({64, 64, 3, 3}).requires_grad_(true)) {}
   void operator()() {
     for (int i = 0; i < repeats_; ++i) torch::conv2d(input_, weight_, {}, 1, 1).sum().backward();
@@ -348,14 +348,40 @@ void synchroniseOn(const comm::Communicator& group, double deadline) {
 struct SpanKind {
   int repeats = 1, samples = 1, count = 1;
   bool chained = false;  // back to back after one barrier, else each from a barrier of its own
+  int side = 32;         // the images'
 };
+
+// The spans' image side that makes a layer-sized span (one 32x32 image: ~1.4 ms on the VM the
+// spans were designed on) last about that long here, the slowest rank's, the same on every rank.
+// The spans stand for a step's stretches between synchronisations, and the skew and the waits
+// are rates and per-synchronisation times, so the spans keep their length, not their work: at
+// fixed work a VM 3.5x as slow (4.9 ms a layer-sized span) sat 13 s a sitting on 2 ranks, 40 s
+// of a 105 s calibration, against ~3 s (2026-12-08). Work goes with the area; no larger than 64.
+int spanSide(const comm::Communicator& comm, double deadline) {
+  constexpr double kLayerSpan = 1.4e-3;
+  constexpr int kDesignSide = 32;
+  ComputeLoop probe(1, 1, kDesignSide);
+  probe();  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < 5; ++i) {
+    const auto start = Clock::now();
+    probe();
+    times.push_back(since(start));
+  }
+  double slowest = median(times);
+  comm::AllreduceOptions options;
+  options.deadlineSeconds = deadline;
+  options.op = comm::ReduceOp::kMax;
+  comm::allreduce(comm, &slowest, &slowest, 1, comm::DataType::kF64, options);
+  return std::clamp(static_cast<int>(std::lround(kDesignSide * std::sqrt(kLayerSpan / slowest))), 8, 64);
+}
 
 // `kind`'s spans, each synchronising over `group`: their mean compute and mean wait (the time
 // that was not this rank's compute) into out[0] and out[1]; given `blocks`, also the mean wait
 // of each of kSkewBlocks runs of spans in turn.
 void timeSpans(const comm::Communicator& comm, const comm::Communicator& group, SpanKind kind, double deadline,
                double* out, double* blocks = nullptr) {
-  ComputeLoop compute(kind.repeats, kind.samples);
+  ComputeLoop compute(kind.repeats, kind.samples, kind.side);
   compute();  // warm-up
   double computed = 0, elapsed = 0;
   if (kind.chained) comm::barrier(comm, deadline);
@@ -384,8 +410,9 @@ constexpr double SkewSitting::*kSpanMeanFigures[kSpanMeans] = {
     &SkewSitting::besideCompute,   &SkewSitting::besideWait,        &SkewSitting::shortBesideCompute,
     &SkewSitting::shortBesideWait, &SkewSitting::longBesideCompute, &SkewSitting::longBesideWait};
 
-SkewSitting sittingFrom(const std::vector<double>& sums, double latency) {
+SkewSitting sittingFrom(const std::vector<double>& sums, double latency, int side) {
   SkewSitting m;
+  m.side = side;
   m.latency = latency;
   for (int i = 0; i < kSpanMeans; ++i) m.*kSpanMeanFigures[i] = sums[i];
   const auto blocks = sums.begin() + kSpanMeans;
@@ -411,13 +438,15 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   // its core back late makes the others wait at the next synchronisation (a barrier before each
   // span would absorb that, and did: 0-0.1 ms per synchronisation against 0.2 ms in training).
   // The longer spans each start from a barrier, to see the drift alone.
-  constexpr SpanKind kLayer{.count = 240, .chained = true}, kShort{.samples = 8, .count = 24},
-      kLong{.repeats = 4, .samples = 8, .count = 24};
+  const int side = spanSide(comm, deadline);
+  const SpanKind layerSpans{.count = 240, .chained = true, .side = side},
+      shortSpans{.samples = 8, .count = 24, .side = side},
+      longSpans{.repeats = 4, .samples = 8, .count = 24, .side = side};
   std::vector<double> sums(kSpanMeans + 2 * kSkewBlocks, 0.0);
   double* const sum = sums.data();
-  timeSpans(comm, comm, kLayer, deadline, sum, sum + kSpanMeans);
-  timeSpans(comm, comm, kShort, deadline, sum + 2);
-  timeSpans(comm, comm, kLong, deadline, sum + 4);
+  timeSpans(comm, comm, layerSpans, deadline, sum, sum + kSpanMeans);
+  timeSpans(comm, comm, shortSpans, deadline, sum + 2);
+  timeSpans(comm, comm, longSpans, deadline, sum + 4);
   // The layer-sized spans again with the gradient engine's calls in flight on a thread of its
   // own, as a replicated step's synchronisations meet them (forward priority reduces from
   // backward into the next forward): the waiting rank gives its core away and gets it back
@@ -432,16 +461,16 @@ SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline) {
   {
     const comm::Hierarchy hosts = comm::Hierarchy::fromHosts(comm);
     BackgroundChunks background(comm, deadline);
-    timeSpans(comm, hosts.local(), kLayer, deadline, sum + 6, sum + kSpanMeans + kSkewBlocks);
-    timeSpans(comm, comm, kShort, deadline, sum + 8);
-    timeSpans(comm, comm, kLong, deadline, sum + 10);
+    timeSpans(comm, hosts.local(), layerSpans, deadline, sum + 6, sum + kSpanMeans + kSkewBlocks);
+    timeSpans(comm, comm, shortSpans, deadline, sum + 8);
+    timeSpans(comm, comm, longSpans, deadline, sum + 10);
     background.stop();
   }
   comm::AllreduceOptions options;
   options.deadlineSeconds = deadline;
   comm::allreduce(comm, sum, sum, sums.size(), comm::DataType::kF64, options);
   for (double& s : sums) s /= comm.size();
-  return sittingFrom(sums, latency);
+  return sittingFrom(sums, latency, side);
 }
 
 namespace {
@@ -509,6 +538,7 @@ SkewMeasurement skewFromSittings(const std::vector<SkewSitting>& sittings) {
     m.sittingSkew.push_back(alone.skew);
     m.sittingSkewBeside.push_back(alone.skewBeside);
     m.sittingSyncWait.push_back(alone.syncWait);
+    m.sittingSide.push_back(s.side);
     std::ranges::copy(layerWaits(s, alone.skew), std::back_inserter(layer));
     std::ranges::copy(besideWaits(s, alone.skew), std::back_inserter(beside));
   }

@@ -45,6 +45,7 @@ OverlapMeasurement measureOverlap(const comm::Communicator& comm, double deadlin
 // much of the sitting it held. Empty blocks read as one block of the whole mean.
 inline constexpr int kSkewBlocks = 8;
 struct SkewSitting {
+  int side = 0;  // the spans' images (side x side), sized to this machine's speed when it sat
   double latency = 0;
   double layerCompute = 0, layerWait = 0, shortCompute = 0, shortWait = 0;
   double longCompute = 0, longWait = 0, besideCompute = 0, besideWait = 0;
@@ -70,10 +71,11 @@ struct SkewMeasurement {
   // What each sitting alone read for syncWaitBeside, skew and skewBeside (skew and skewBeside
   // above are their medians; the waits, their blocks' median).
   std::vector<double> sittingSyncWait, sittingSyncWaitBeside, sittingSkew, sittingSkewBeside;
+  std::vector<int> sittingSide;
 };
 
-// Collective over `comm` (of two ranks or more), ~3 s on 2 ranks here; every rank returns the
-// same figures.
+// Collective over `comm` (of two ranks or more), ~3-4 s on 2 ranks whatever the machine's speed
+// (the spans' images are sized to it); every rank returns the same figures.
 SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
 
 // The figures of sittings made at different times: each span kind's mean over all of them, skew

@@ -388,11 +388,14 @@ void printSkew(const QuickResult& r, std::ostream& out) {
                      units::formatSeconds(k.spans.shortBesideCompute), units::formatSeconds(k.spans.longBesideCompute),
                      units::formatSeconds(k.spans.shortBesideWait), units::formatSeconds(k.spans.longBesideWait),
                      k.skewBeside * 100);
-  out << fmt::format("  the spans pooled over {} sittings; the skews are the medians of the sittings' own (skew {}, "
-                     "beside {}), the waits the median of their {} blocks of layer-sized spans, which leaves a "
-                     "stall's blocks out (that wait, each sitting's blocks' median: {})\n",
-                     k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedPercents(k.sittingSkewBeside),
-                     k.sittingSkew.size() * calib::kSkewBlocks, joinedSeconds(k.sittingSyncWaitBeside));
+  out << fmt::format(
+      "  the spans pooled over {} sittings; the skews are the medians of the sittings' own (skew {}, "
+      "beside {}), the waits the median of their {} blocks of layer-sized spans, which leaves a "
+      "stall's blocks out (that wait, each sitting's blocks' median: {}); the spans' images {} pixels "
+      "a side, sized to this machine's speed\n",
+      k.sittingSkew.size(), joinedPercents(k.sittingSkew), joinedPercents(k.sittingSkewBeside),
+      k.sittingSkew.size() * calib::kSkewBlocks, joinedSeconds(k.sittingSyncWaitBeside),
+      fmt::join(k.sittingSide, " / "));
 }
 
 void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& out) {
@@ -468,6 +471,40 @@ nlohmann::json phaseSecondsJson(const QuickResult& r) {
   return phases;
 }
 
+// The skew sittings' figures (null with one rank).
+nlohmann::json skewJson(const QuickResult& r) {
+  if (!r.skew) return nullptr;
+  const calib::SkewMeasurement& k = *r.skew;
+  return {{"skew", k.skew},
+          {"sync_wait_s", k.syncWait},
+          {"handoff_wait_s", r.calibrated.implementation.handoffWait},
+          {"ranks_sharing_cores", r.ranksOnCores},
+          {"cores", r.cores},
+          {"compute_s", k.compute},
+          {"wait_s", k.wait},
+          {"latency_s", k.spans.latency},
+          {"short_compute_s", k.spans.shortCompute},
+          {"short_wait_s", k.spans.shortWait},
+          {"long_compute_s", k.spans.longCompute},
+          {"long_wait_s", k.spans.longWait},
+          {"layer_compute_s", k.spans.layerCompute},
+          {"layer_wait_s", k.spans.layerWait},
+          {"sync_wait_beside_s", k.syncWaitBeside},
+          {"beside_compute_s", k.spans.besideCompute},
+          {"beside_wait_s", k.spans.besideWait},
+          {"skew_beside", k.skewBeside},
+          {"short_beside_compute_s", k.spans.shortBesideCompute},
+          {"short_beside_wait_s", k.spans.shortBesideWait},
+          {"long_beside_compute_s", k.spans.longBesideCompute},
+          {"long_beside_wait_s", k.spans.longBesideWait},
+          {"sittings",
+           {{"skew", k.sittingSkew},
+            {"skew_beside", k.sittingSkewBeside},
+            {"sync_wait_s", k.sittingSyncWait},
+            {"sync_wait_beside_s", k.sittingSyncWaitBeside},
+            {"side", k.sittingSide}}}};
+}
+
 nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
   nlohmann::json links = nlohmann::json::array();
   for (const calib::PathLinkFit& f : r.links) {
@@ -495,35 +532,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
                {"forward", o.overlap.forward.value_or(1)}, {"tail_alone_s", o.tailAlone},
                {"tail_compute_s", o.tailCompute}, {"tail_elapsed_s", o.tailElapsed}};
   }
-  nlohmann::json skew = nullptr;
-  if (r.skew) {
-    const calib::SkewMeasurement& k = *r.skew;
-    skew = {{"skew", k.skew},
-            {"sync_wait_s", k.syncWait},
-            {"handoff_wait_s", r.calibrated.implementation.handoffWait},
-            {"ranks_sharing_cores", r.ranksOnCores},
-            {"cores", r.cores},
-            {"compute_s", k.compute},
-            {"wait_s", k.wait},
-            {"latency_s", k.spans.latency},
-            {"short_compute_s", k.spans.shortCompute},
-            {"short_wait_s", k.spans.shortWait},
-            {"long_compute_s", k.spans.longCompute},
-            {"long_wait_s", k.spans.longWait},
-            {"layer_compute_s", k.spans.layerCompute},
-            {"layer_wait_s", k.spans.layerWait},
-            {"sync_wait_beside_s", k.syncWaitBeside},
-            {"beside_compute_s", k.spans.besideCompute},
-            {"beside_wait_s", k.spans.besideWait},
-            {"skew_beside", k.skewBeside},
-            {"short_beside_compute_s", k.spans.shortBesideCompute},
-            {"short_beside_wait_s", k.spans.shortBesideWait},
-            {"long_beside_compute_s", k.spans.longBesideCompute},
-            {"long_beside_wait_s", k.spans.longBesideWait},
-            {"sittings",
-             {{"skew", k.sittingSkew}, {"skew_beside", k.sittingSkewBeside}, {"sync_wait_s", k.sittingSyncWait},
-              {"sync_wait_beside_s", k.sittingSyncWaitBeside}}}};
-  }
+  const nlohmann::json skew = skewJson(r);
   return {{"cluster", r.calibrated.name},
           {"ranks", r.ranks},
           {"hosts", r.hosts},
