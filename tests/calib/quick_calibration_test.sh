@@ -44,6 +44,14 @@ if set(phases) != {"skew_sittings", "device", "wire_conversion", "links", "overl
     problems.append(f"phases {phases}")
 elif not 0.8 * d["seconds"] <= sum(phases.values()) <= d["seconds"] + 1e-6:
     problems.append(f"phases sum to {sum(phases.values()):.2f} s of {d['seconds']:.2f} s")
+# The layer overhead: the candidate whose fit missed the passes least, written to the cluster.
+lo = d.get("layer_overhead") or {}
+tried = lo.get("candidates") or []
+written = re.search(r"^  layer_overhead: (\S+)$", open(sys.argv[2]).read(), re.M)
+if (len(tried) < 2 or not all(0 <= c["seconds"] <= 1e-3 and 0 <= c["error"] < 5 for c in tried)
+        or lo.get("seconds") != min(tried, key=lambda c: c["error"])["seconds"]
+        or written is None or abs(float(written.group(1)) - lo["seconds"]) > 1e-12):
+    problems.append(f"layer overhead {lo}, written {written and written.group(1)}")
 o = d["overlap"] or {}
 if not (0 <= o.get("hidden", -1) <= 1 and 1 <= o.get("slowdown", 0) <= 100): problems.append(f"overlap {o}")
 # On a busy machine the alone trials can be the slow ones (a CI run read 164 ms alone, 128 ms

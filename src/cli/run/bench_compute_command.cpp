@@ -42,17 +42,6 @@ struct Options : ComputeBench {
   std::string fromCalls;  // fit these saved timings instead of timing anything
 };
 
-// Predicted seconds of the calls' forward passes and of their backward passes.
-std::pair<double, double> predictedSeconds(const hw::Device& device, double peak, const std::vector<calib::TimedCall>& calls) {
-  double forward = 0, backward = 0;
-  for (const calib::TimedCall& c : calls) {
-    forward += cost::passSeconds(device, peak, c.forwardPass(device), false, c.kernel, c.memoryKind);
-    if (c.backwardPasses() == 0) continue;
-    backward += c.backwardSecondsOn(device, peak);
-  }
-  return {forward, backward};
-}
-
 struct PassTimes {
   double measured = 0, before = 0, after = 0;  // seconds: measured, predicted by the cluster, fitted
 };
@@ -240,10 +229,12 @@ void run(Options& o, const CLI::App& command, Context& context) {
     nlohmann::json j = fitJson(rows, cluster.name, m.fitted, m.fit, o.out);
     j["sharing"] = sharingJson(m);
     j["cache"] = cacheJson(m);
+    j["layer_overhead"] = callOverheadJson(m);
     return printJson(j, context);
   }
   if (o.perCall) printCalls(m.timings.timed, m.fitted, m.fitted.peak(o.dtype), out);
   printFit(rows, cluster.name, cluster.device, peak, m.fitted, m.fit, out);
+  if (const std::string overhead = callOverheadText(m); !overhead.empty()) out << overhead << '\n';
   if (const std::string drift = speedDriftText(m); !drift.empty()) out << drift << '\n';
   out << cacheText(m) << '\n';
   out << sharingText(m) << '\n';

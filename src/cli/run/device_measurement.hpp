@@ -66,7 +66,17 @@ struct DeviceMeasurement {
   hw::Device fitted;     // `base` with what the calls pinned replaced (its sharing measured)
   calib::CacheFit cache; // the cache share fitted to the stream (a GPU keeps fitted.cacheShare 0)
   int layerTimings = 1;  // how many times every pass was timed (ComputeBench::attempts), the steadiest kept
+  // The fixed cost of a layer pass fitted.callOverhead took, and how far each candidate's fit
+  // missed the timed models' passes (passesError), in the order tried.
+  std::vector<std::pair<double, double>> overheadErrors;
 };
+
+// Seconds of the calls' forward passes and of their backward passes on `device`.
+std::pair<double, double> predictedSeconds(const hw::Device& device, double peak,
+                                           const std::vector<calib::TimedCall>& calls);
+// How far `device` misses the timed models' passes: the mean over every model, batch and pass
+// (forward, backward) of |log(predicted / measured)| of the pass's whole time.
+double passesError(const calib::TimedModels& timed, const hw::Device& device, double peak);
 
 // Collective over `comm`: every rank times the same passes of `models` (loadModels(bench.models)) at once (lined up by a barrier with
 // `deadline`); each fits its own timings. `ranksPerNode`: how many of them share a node's
@@ -93,6 +103,12 @@ std::string weightTrafficText(const hw::Device& device);
 // GB/s from memory: a rank keeps 29 MiB (device.cache_share), and a fully connected layer ...",
 // or why none was fitted.
 std::string cacheText(const DeviceMeasurement& m);
+// "layer overhead: 50 us a layer pass (device.layer_overhead), the candidate whose fit missed the
+// timed models' passes least: 7.1 % (none: 10.3 %)", or "" where none was fitted.
+std::string callOverheadText(const DeviceMeasurement& m);
+// {"seconds": the overhead written, "candidates": [{"seconds", "error"}]} (calibrate --quick
+// --json and bench compute --json: layer_overhead).
+nlohmann::json callOverheadJson(const DeviceMeasurement& m);
 // The speed probe's time when the device was measured.
 std::string speedProbeText(const hw::Device& device);
 // "note: the speed probe took ... before the layers and ... after ...", where the two are more

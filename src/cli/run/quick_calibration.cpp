@@ -429,6 +429,7 @@ void printQuick(const QuickResult& r, const hw::Cluster& before, std::ostream& o
     out << "\nnative calls' forward (LibTorch's own kernel) by work per pass: " << native;
   }
   out << '\n' << weightTrafficText(d);
+  if (const std::string overhead = callOverheadText(r.device); !overhead.empty()) out << '\n' << overhead;
   out << '\n' << speedProbeText(d);
   if (const std::string drift = speedDriftText(r.device); !drift.empty()) out << '\n' << drift;
   out << fmt::format("\n({} ranks at once: the node's sharing of cores and memory is in these figures)\n", r.ranks);
@@ -550,6 +551,7 @@ nlohmann::json quickJson(const QuickResult& r, const std::string& written) {
           {"layer_timings", r.device.layerTimings},
           {"sharing", sharingJson(r.device)},
           {"cache", cacheJson(r.device)},
+          {"layer_overhead", callOverheadJson(r.device)},
           {"traffic_counts_at_limit", calib::trafficCountsAtTheirLimit(r.calibrated.device)},
           {"wire_conversion_bytes_per_s",
            {{"f16", r.calibrated.implementation.wireConversion.f16},
