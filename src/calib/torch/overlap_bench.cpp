@@ -356,7 +356,7 @@ struct SpanKind {
 // The spans stand for a step's stretches between synchronisations, and the skew and the waits
 // are rates and per-synchronisation times, so the spans keep their length, not their work: at
 // fixed work a VM 3.5x as slow (4.9 ms a layer-sized span) sat 13 s a sitting on 2 ranks, 40 s
-// of a 105 s calibration, against ~3 s (2026-12-08). Work goes with the area; no larger than 64.
+// of a 105 s calibration; sized, ~5 s (2026-12-08). Work goes with the area; no larger than 64.
 int spanSide(const comm::Communicator& comm, double deadline) {
   constexpr double kLayerSpan = 1.4e-3;
   constexpr int kDesignSide = 32;

@@ -74,7 +74,7 @@ struct SkewMeasurement {
   std::vector<int> sittingSide;
 };
 
-// Collective over `comm` (of two ranks or more), ~3-4 s on 2 ranks whatever the machine's speed
+// Collective over `comm` (of two ranks or more), ~5 s on 2 ranks whatever the machine's speed
 // (the spans' images are sized to it); every rank returns the same figures.
 SkewSitting timeSkewSitting(const comm::Communicator& comm, double deadline);
 
