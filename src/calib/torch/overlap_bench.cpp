@@ -352,7 +352,8 @@ struct SpanKind {
 };
 
 // The spans' image side that makes a layer-sized span (one 32x32 image: ~1.4 ms on the VM the
-// spans were designed on) last about that long here, the slowest rank's, the same on every rank.
+// spans were designed on) last about that long here: the slowest rank's (timeCollectively), the
+// same on every rank.
 // The spans stand for a step's stretches between synchronisations, and the skew and the waits
 // are rates and per-synchronisation times, so the spans keep their length, not their work: at
 // fixed work a VM 3.5x as slow (4.9 ms a layer-sized span) sat 13 s a sitting on 2 ranks, 40 s
@@ -361,18 +362,7 @@ int spanSide(const comm::Communicator& comm, double deadline) {
   constexpr double kLayerSpan = 1.4e-3;
   constexpr int kDesignSide = 32;
   ComputeLoop probe(1, 1, kDesignSide);
-  probe();  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < 5; ++i) {
-    const auto start = Clock::now();
-    probe();
-    times.push_back(since(start));
-  }
-  double slowest = median(times);
-  comm::AllreduceOptions options;
-  options.deadlineSeconds = deadline;
-  options.op = comm::ReduceOp::kMax;
-  comm::allreduce(comm, &slowest, &slowest, 1, comm::DataType::kF64, options);
+  const double slowest = comm::timeCollectively(comm, 1, 5, probe, deadline);
   return std::clamp(static_cast<int>(std::lround(kDesignSide * std::sqrt(kLayerSpan / slowest))), 8, 64);
 }
 

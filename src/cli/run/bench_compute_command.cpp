@@ -61,10 +61,7 @@ std::vector<ModelTimes> compareModels(const TimedModels& timed, const hw::Device
     m.calls = calls.size();
     std::tie(m.forward.before, m.backward.before) = predictedSeconds(before, before.peak(dtype), calls);
     std::tie(m.forward.after, m.backward.after) = predictedSeconds(after, after.peak(dtype), calls);
-    for (const calib::TimedCall& c : calls) {
-      m.forward.measured += c.seconds;
-      m.backward.measured += c.backwardSeconds;
-    }
+    std::tie(m.forward.measured, m.backward.measured) = measuredSeconds(calls);
     rows.push_back(m);
   }
   return rows;

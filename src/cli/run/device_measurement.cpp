@@ -316,16 +316,21 @@ std::pair<double, double> predictedSeconds(const hw::Device& device, double peak
   return {forward, backward};
 }
 
+std::pair<double, double> measuredSeconds(const std::vector<calib::TimedCall>& calls) {
+  double forward = 0, backward = 0;
+  for (const calib::TimedCall& c : calls) {
+    forward += c.seconds;
+    backward += c.backwardSeconds;
+  }
+  return {forward, backward};
+}
+
 double passesError(const calib::TimedModels& timed, const hw::Device& device, double peak) {
   double sum = 0;
   int passes = 0;
   for (const auto& [spec, calls] : timed) {
     const auto [forward, backward] = predictedSeconds(device, peak, calls);
-    double measuredForward = 0, measuredBackward = 0;
-    for (const calib::TimedCall& c : calls) {
-      measuredForward += c.seconds;
-      measuredBackward += c.backwardSeconds;
-    }
+    const auto [measuredForward, measuredBackward] = measuredSeconds(calls);
     for (const auto& [predicted, measured] :
          {std::pair{forward, measuredForward}, std::pair{backward, measuredBackward}}) {
       if (predicted <= 0 || measured <= 0) continue;
